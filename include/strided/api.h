@@ -1,0 +1,29 @@
+/*
+ * strided/api.h: symbol visibility and version of libstrided.
+ *
+ * The library is built with hidden symbol visibility; only declarations
+ * marked STRIDED_API are exported from the shared library. Code that links the
+ * static library defines STRIDED_STATIC (CMake does this through the
+ * strided::static target), which makes STRIDED_API expand to nothing.
+ */
+#ifndef STRIDED_API_H
+#define STRIDED_API_H
+
+#define STRIDED_VERSION_MAJOR 0
+#define STRIDED_VERSION_MINOR 1
+#define STRIDED_VERSION_PATCH 0
+#define STRIDED_VERSION_STRING "0.1.0"
+
+#if defined(STRIDED_STATIC)
+#define STRIDED_API
+#elif defined(_WIN32)
+#if defined(STRIDED_BUILDING)
+#define STRIDED_API __declspec(dllexport)
+#else
+#define STRIDED_API __declspec(dllimport)
+#endif
+#else
+#define STRIDED_API __attribute__((visibility("default")))
+#endif
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * strided/status.h: status codes and the thread-local error message.
+ *
+ * Every fallible function of libstrided returns a strided_status; 0
+ * (STRIDED_OK) means success. On failure the function leaves its
+ * out-parameters untouched, moves no ownership, and records a one-line message
+ * for the calling thread, retrievable with strided_last_error(). The message
+ * names the operation, the rule that was broken and the values involved, e.g.
+ * "reshape: Layout strides are incompatible with the new shape: cannot view
+ * (4,6):(1,4) as (3,8) without a copy".
+ *
+ * Ownership: the strings returned here are owned by the library. The message
+ * belongs to the calling thread and stays valid until that thread's next
+ * failing call.
+ */
+#ifndef STRIDED_STATUS_H
+#define STRIDED_STATUS_H
+
+#include "strided/api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(name, value, default text). One list drives the enum, the names and the
+ * default texts. Append only: values are part of the ABI. */
+#define STRIDED_STATUS_LIST(X)                                                 \
+    X(STRIDED_OK, 0, "success")                                                \
+    X(STRIDED_ERR_INVALID_ARGUMENT, 1, "invalid argument")                     \
+    X(STRIDED_ERR_OVERFLOW, 2, "integer overflow")                             \
+    X(STRIDED_ERR_OUT_OF_MEMORY, 3, "out of memory")                           \
+    X(STRIDED_ERR_UNSUPPORTED, 4, "unsupported")                               \
+    X(STRIDED_ERR_INTERNAL, 5, "internal error")
+
+/* The result of every fallible function. */
+typedef enum strided_status {
+#define STRIDED_STATUS_ENUM_(name, value, text) name = value,
+    STRIDED_STATUS_LIST(STRIDED_STATUS_ENUM_)
+#undef STRIDED_STATUS_ENUM_
+} strided_status;
+
+/* The enumerator's name, e.g. "STRIDED_ERR_OVERFLOW"; "STRIDED_UNKNOWN" for a
+ * value outside the list. Never NULL. */
+STRIDED_API const char *strided_status_name(strided_status status);
+
+/* A short default text for a status, e.g. "integer overflow". Never NULL. */
+STRIDED_API const char *strided_status_text(strided_status status);
+
+/* The message of the calling thread's most recent failure, with the failing
+ * operation first ("permute: Invalid permutation: ..."); "" if this thread has
+ * not failed yet. Never NULL. */
+STRIDED_API const char *strided_last_error(void);
+
+/* The same message without its leading "operation: " part. The Python
+ * binding raises exceptions with this text, so that they read exactly as
+ * cuda.core's. Never NULL. */
+STRIDED_API const char *strided_last_error_reason(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,850 @@
+/*
+ * layout_type.c: strided.StridedLayout, an immutable Python value wrapping a
+ * strided_layout.
+ *
+ * The object stores only ndim extents and ndim strides (a variable-size
+ * object), so small layouts come from Python's small-object allocator. Each
+ * method unpacks it into a strided_layout on the stack, calls libstrided and
+ * packs the result into a new object. The class is final and has no
+ * __dict__, so instances cannot change.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "strided_py.h"
+#include "structmember.h"
+
+typedef struct {
+    PyObject_VAR_HEAD    /* ob_size is ndim */
+    int itemsize;
+    char implicit_strides;
+    long long slice_offset;
+    int64_t data[1];     /* shape[ndim] then strides[ndim] */
+} LayoutObject;
+
+static PyTypeObject LayoutType;
+
+#define NDIM(o) ((int)Py_SIZE(o))
+
+static void unpack(const LayoutObject *o, strided_layout *l)
+{
+    int n = NDIM(o);
+    l->ndim = n;
+    l->itemsize = o->itemsize;
+    l->implicit_strides = o->implicit_strides;
+    l->slice_offset = o->slice_offset;
+    if (n > 0) {
+        memcpy(l->shape, o->data, (size_t)n * sizeof(int64_t));
+        memcpy(l->strides, o->data + n, (size_t)n * sizeof(int64_t));
+    }
+}
+
+static PyObject *pack(const strided_layout *l)
+{
+    LayoutObject *o = PyObject_NewVar(LayoutObject, &LayoutType, l->ndim);
+    if (o == NULL)
+        return NULL;
+    int n = l->ndim;
+    o->itemsize = l->itemsize;
+    o->implicit_strides = l->implicit_strides;
+    o->slice_offset = l->slice_offset;
+    if (n > 0) {
+        memcpy(o->data, l->shape, (size_t)n * sizeof(int64_t));
+        memcpy(o->data + n, l->strides, (size_t)n * sizeof(int64_t));
+    }
+    return (PyObject *)o;
+}
+
+/* Pack a result, or return self (a new reference) when the result equals
+ * the input: the operation was a no-op, and cuda.core returns self then. */
+static PyObject *pack_or_self(LayoutObject *self, const strided_layout *in,
+                              const strided_layout *result)
+{
+    if (strided_layout_equal(in, result)) {
+        Py_INCREF(self);
+        return (PyObject *)self;
+    }
+    return pack(result);
+}
+
+static PyObject *done(strided_status status, const strided_layout *result)
+{
+    return status == STRIDED_OK ? pack(result) : strided_py_raise(status);
+}
+
+/* ---- Argument conversion ------------------------------------------------ */
+
+static int as_int64(PyObject *obj, int64_t *out)
+{
+    PyObject *index = PyNumber_Index(obj);
+    if (index == NULL)
+        return -1;
+    long long v = PyLong_AsLongLong(index);
+    Py_DECREF(index);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int as_c_int(PyObject *obj, const char *what, int *out)
+{
+    int64_t v;
+    if (as_int64(obj, &v) < 0)
+        return -1;
+    if (v < INT_MIN || v > INT_MAX) {
+        PyErr_Format(PyExc_OverflowError, "%s %lld does not fit in a C int",
+                     what, (long long)v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* A shape or strides argument: a tuple or list of integers. Writes its
+ * length; converts the items only when there are at most 64 of them (a
+ * longer one is reported by libstrided from its length alone). */
+static int as_int64_sequence(PyObject *obj, const char *what, int64_t *out,
+                             int *out_n)
+{
+    if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a tuple of integers, got %.200s",
+                     what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+    if (n > INT_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s has too many elements", what);
+        return -1;
+    }
+    if (n <= STRIDED_MAX_NDIM) {
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (as_int64(items[i], &out[i]) < 0)
+                return -1;
+    }
+    *out_n = (int)n;
+    return 0;
+}
+
+/* Axes: one integer, or a tuple or list of them (at most 64 converted). */
+static int as_axes(PyObject *obj, const char *what, bool allow_scalar, int *out,
+                   int *out_n)
+{
+    if (allow_scalar && PyIndex_Check(obj)) {
+        *out_n = 1;
+        return as_c_int(obj, what, &out[0]);
+    }
+    if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s must be %sa tuple of integers, got %.200s", what,
+                     allow_scalar ? "an integer or " : "",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+    if (n > INT_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s has too many elements", what);
+        return -1;
+    }
+    if (n <= STRIDED_MAX_NDIM) {
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (as_c_int(items[i], what, &out[i]) < 0)
+                return -1;
+    }
+    *out_n = (int)n;
+    return 0;
+}
+
+/* A stride_order argument: 'C', 'F', ('K' when allow_keep) or a tuple or
+ * list permutation. */
+static int as_order(PyObject *obj, bool allow_keep, strided_order *order,
+                    int *perm, int *nperm)
+{
+    *nperm = 0;
+    if (PyUnicode_Check(obj)) {
+        if (PyUnicode_CompareWithASCIIString(obj, "C") == 0) {
+            *order = STRIDED_ORDER_C;
+            return 0;
+        }
+        if (PyUnicode_CompareWithASCIIString(obj, "F") == 0) {
+            *order = STRIDED_ORDER_F;
+            return 0;
+        }
+        if (allow_keep && PyUnicode_CompareWithASCIIString(obj, "K") == 0) {
+            *order = STRIDED_ORDER_KEEP;
+            return 0;
+        }
+    } else if (PyTuple_Check(obj) || PyList_Check(obj)) {
+        *order = STRIDED_ORDER_PERM;
+        return as_axes(obj, "stride_order", false, perm, nperm);
+    }
+    PyErr_Format(PyExc_ValueError,
+                 allow_keep ? "The stride_order must be 'K', 'C', 'F', or a "
+                              "permutation tuple. Got: %S"
+                            : "The stride_order must be 'C', 'F', or a "
+                              "permutation tuple. Got: %S",
+                 obj);
+    return -1;
+}
+
+/* ---- Construction ------------------------------------------------------- */
+
+static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"shape", "strides", "itemsize", "divide_strides", NULL};
+    PyObject *shape_obj, *strides_obj;
+    PyObject *itemsize_obj;
+    int divide = 0;
+    (void)type;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|p:StridedLayout", names,
+                                     &shape_obj, &strides_obj, &itemsize_obj,
+                                     &divide))
+        return NULL;
+    int64_t shape[STRIDED_MAX_NDIM], strides[STRIDED_MAX_NDIM];
+    int ndim, nstrides = 0, itemsize;
+    if (as_int64_sequence(shape_obj, "shape", shape, &ndim) < 0)
+        return NULL;
+    bool has_strides = strides_obj != Py_None;
+    if (has_strides && as_int64_sequence(strides_obj, "strides", strides, &nstrides) < 0)
+        return NULL;
+    if (as_c_int(itemsize_obj, "itemsize", &itemsize) < 0)
+        return NULL;
+    strided_layout l;
+    strided_status status;
+    if (has_strides && nstrides != ndim) {
+        /* The shape's own errors come first, as in cuda.core. */
+        status = strided_layout_init(&l, ndim, shape, NULL, itemsize > 0 ? itemsize : 1);
+        if (status != STRIDED_OK)
+            return strided_py_raise(status);
+        return PyErr_Format(PyExc_ValueError,
+                            "Strides, if provided, must have the same length "
+                            "as shape. Shape has %d dimensions, but strides "
+                            "has %d elements.",
+                            ndim, nstrides);
+    }
+    if (divide)
+        status = strided_layout_init_byte_strides(&l, ndim, shape,
+                                                  has_strides ? strides : NULL,
+                                                  itemsize);
+    else
+        status = strided_layout_init(&l, ndim, shape, has_strides ? strides : NULL,
+                                     itemsize);
+    return done(status, &l);
+}
+
+static PyObject *layout_dense(PyObject *cls, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"shape", "itemsize", "stride_order", NULL};
+    PyObject *shape_obj, *itemsize_obj, *order_obj = NULL;
+    (void)cls;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:dense", names, &shape_obj,
+                                     &itemsize_obj, &order_obj))
+        return NULL;
+    strided_order order = STRIDED_ORDER_C;
+    int perm[STRIDED_MAX_NDIM], nperm = 0, ndim, itemsize;
+    int64_t shape[STRIDED_MAX_NDIM];
+    if (order_obj != NULL && as_order(order_obj, false, &order, perm, &nperm) < 0)
+        return NULL;
+    if (as_int64_sequence(shape_obj, "shape", shape, &ndim) < 0 ||
+        as_c_int(itemsize_obj, "itemsize", &itemsize) < 0)
+        return NULL;
+    strided_layout l;
+    return done(strided_layout_init_dense(&l, ndim, shape, itemsize, order, nperm,
+                                          perm),
+                &l);
+}
+
+static PyObject *to_dense_impl(LayoutObject *self, PyObject *order_obj)
+{
+    strided_order order = STRIDED_ORDER_KEEP;
+    int perm[STRIDED_MAX_NDIM], nperm = 0;
+    if (order_obj != NULL && as_order(order_obj, true, &order, perm, &nperm) < 0)
+        return NULL;
+    strided_layout in, out;
+    unpack(self, &in);
+    strided_status status = strided_layout_to_dense(&in, order, nperm, perm, &out);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    /* Only the no-op cases can give back the input itself (a freshly built
+     * layout has explicit strides and is only equal when it is the same). */
+    if (order != STRIDED_ORDER_PERM)
+        return pack_or_self(self, &in, &out);
+    return pack(&out);
+}
+
+static PyObject *layout_dense_like(PyObject *cls, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"other", "stride_order", NULL};
+    PyObject *other, *order_obj = NULL;
+    (void)cls;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O:dense_like", names,
+                                     &LayoutType, &other, &order_obj))
+        return NULL;
+    return to_dense_impl((LayoutObject *)other, order_obj);
+}
+
+static PyObject *layout_to_dense(LayoutObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"stride_order", NULL};
+    PyObject *order_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:to_dense", names, &order_obj))
+        return NULL;
+    return to_dense_impl(self, order_obj);
+}
+
+/* ---- Properties --------------------------------------------------------- */
+
+static PyObject *int64_tuple(int n, const int64_t *v)
+{
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (x == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+static PyObject *get_ndim(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(NDIM(self));
+}
+
+static PyObject *get_shape(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    return int64_tuple(NDIM(self), self->data);
+}
+
+static PyObject *get_strides(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    if (self->implicit_strides)
+        Py_RETURN_NONE;
+    return int64_tuple(NDIM(self), self->data + NDIM(self));
+}
+
+static PyObject *get_strides_in_bytes(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    if (self->implicit_strides)
+        Py_RETURN_NONE;
+    strided_layout l;
+    int64_t bytes[STRIDED_MAX_NDIM];
+    unpack(self, &l);
+    strided_status status = strided_layout_strides_in_bytes(&l, bytes);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    return int64_tuple(l.ndim, bytes);
+}
+
+static PyObject *get_stride_order(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    strided_layout l;
+    int order[STRIDED_MAX_NDIM];
+    unpack(self, &l);
+    strided_layout_stride_order(&l, order);
+    PyObject *t = PyTuple_New(l.ndim);
+    if (t == NULL)
+        return NULL;
+    for (int i = 0; i < l.ndim; i++) {
+        PyObject *x = PyLong_FromLong(order[i]);
+        if (x == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+static PyObject *get_volume(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    strided_layout l;
+    unpack(self, &l);
+    return PyLong_FromLongLong(strided_layout_volume(&l));
+}
+
+#define PREDICATE_GETTER(name)                                          \
+    static PyObject *get_##name(LayoutObject *self, void *closure)      \
+    {                                                                   \
+        (void)closure;                                                  \
+        strided_layout l;                                               \
+        unpack(self, &l);                                               \
+        return PyBool_FromLong(strided_layout_##name(&l));              \
+    }
+PREDICATE_GETTER(is_unique)
+PREDICATE_GETTER(is_contiguous_c)
+PREDICATE_GETTER(is_contiguous_f)
+PREDICATE_GETTER(is_contiguous_any)
+PREDICATE_GETTER(is_dense)
+#undef PREDICATE_GETTER
+
+static PyObject *get_offset_bounds(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    strided_layout l;
+    int64_t lo, hi;
+    unpack(self, &l);
+    strided_layout_offset_bounds(&l, &lo, &hi);
+    return Py_BuildValue("(LL)", (long long)lo, (long long)hi);
+}
+
+static PyObject *get_min_offset(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    strided_layout l;
+    int64_t lo;
+    unpack(self, &l);
+    strided_layout_offset_bounds(&l, &lo, NULL);
+    return PyLong_FromLongLong(lo);
+}
+
+static PyObject *get_max_offset(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    strided_layout l;
+    int64_t hi;
+    unpack(self, &l);
+    strided_layout_offset_bounds(&l, NULL, &hi);
+    return PyLong_FromLongLong(hi);
+}
+
+static PyObject *get_slice_offset_in_bytes(LayoutObject *self, void *closure)
+{
+    (void)closure;
+    strided_layout l;
+    int64_t bytes;
+    unpack(self, &l);
+    strided_status status = strided_layout_slice_offset_in_bytes(&l, &bytes);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    return PyLong_FromLongLong(bytes);
+}
+
+/* ---- Methods ------------------------------------------------------------ */
+
+static PyObject *layout_required_size_in_bytes(LayoutObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_layout l;
+    int64_t size;
+    unpack(self, &l);
+    strided_status status = strided_layout_required_size_in_bytes(&l, &size);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    return PyLong_FromLongLong(size);
+}
+
+static PyObject *layout_flattened_axis_mask(LayoutObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_layout l;
+    uint64_t mask;
+    unpack(self, &l);
+    strided_status status = strided_layout_flattened_axis_mask(&l, &mask);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    return PyLong_FromUnsignedLongLong(mask);
+}
+
+static PyObject *layout_reshaped(LayoutObject *self, PyObject *shape_obj)
+{
+    int64_t shape[STRIDED_MAX_NDIM];
+    int ndim;
+    if (as_int64_sequence(shape_obj, "shape", shape, &ndim) < 0)
+        return NULL;
+    strided_layout l;
+    unpack(self, &l);
+    return done(strided_layout_reshape(&l, ndim, shape, &l), &l);
+}
+
+static PyObject *layout_permuted(LayoutObject *self, PyObject *axes_obj)
+{
+    int axes[STRIDED_MAX_NDIM], naxes;
+    if (as_axes(axes_obj, "axis_order", false, axes, &naxes) < 0)
+        return NULL;
+    strided_layout l;
+    unpack(self, &l);
+    return done(strided_layout_permute(&l, naxes, axes, &l), &l);
+}
+
+static PyObject *layout_flattened(LayoutObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"start_axis", "end_axis", "mask", NULL};
+    PyObject *start_obj = NULL, *end_obj = NULL, *mask_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:flattened", names,
+                                     &start_obj, &end_obj, &mask_obj))
+        return NULL;
+    strided_layout l;
+    unpack(self, &l);
+    strided_status status;
+    if (mask_obj != Py_None) {
+        PyObject *index = PyNumber_Index(mask_obj);
+        if (index == NULL)
+            return NULL;
+        unsigned long long mask = PyLong_AsUnsignedLongLong(index);
+        Py_DECREF(index);
+        if (mask == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+        status = strided_layout_flatten_mask(&l, mask, &l);
+    } else {
+        int start = 0, end = -1;
+        if ((start_obj && as_c_int(start_obj, "start_axis", &start) < 0) ||
+            (end_obj && as_c_int(end_obj, "end_axis", &end) < 0))
+            return NULL;
+        status = strided_layout_flatten(&l, start, end, &l);
+    }
+    return done(status, &l);
+}
+
+static PyObject *layout_squeezed(LayoutObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_layout l;
+    unpack(self, &l);
+    return done(strided_layout_squeeze(&l, &l), &l);
+}
+
+static PyObject *layout_unsqueezed(LayoutObject *self, PyObject *axis_obj)
+{
+    int axes[STRIDED_MAX_NDIM], naxes;
+    if (as_axes(axis_obj, "axis", true, axes, &naxes) < 0)
+        return NULL;
+    if (naxes == 0) {
+        Py_INCREF(self);
+        return (PyObject *)self;
+    }
+    strided_layout l;
+    unpack(self, &l);
+    return done(strided_layout_unsqueeze(&l, naxes, axes, &l), &l);
+}
+
+static PyObject *layout_broadcast_to(LayoutObject *self, PyObject *shape_obj)
+{
+    int64_t shape[STRIDED_MAX_NDIM];
+    int ndim;
+    if (as_int64_sequence(shape_obj, "shape", shape, &ndim) < 0)
+        return NULL;
+    strided_layout l;
+    unpack(self, &l);
+    return done(strided_layout_broadcast(&l, ndim, shape, &l), &l);
+}
+
+static PyObject *layout_repacked(LayoutObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"itemsize", "data_ptr", "axis", "keep_dim", NULL};
+    PyObject *itemsize_obj, *ptr_obj = NULL, *axis_obj = NULL;
+    int keep_dim = 1, itemsize, axis = -1;
+    int64_t data_ptr = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOp:repacked", names,
+                                     &itemsize_obj, &ptr_obj, &axis_obj, &keep_dim))
+        return NULL;
+    if (as_c_int(itemsize_obj, "itemsize", &itemsize) < 0 ||
+        (ptr_obj && as_int64(ptr_obj, &data_ptr) < 0) ||
+        (axis_obj && as_c_int(axis_obj, "axis", &axis) < 0))
+        return NULL;
+    if (itemsize == self->itemsize) {
+        Py_INCREF(self);
+        return (PyObject *)self;
+    }
+    strided_layout l;
+    unpack(self, &l);
+    return done(strided_layout_repack(&l, itemsize, (intptr_t)data_ptr, axis,
+                                      keep_dim, &l),
+                &l);
+}
+
+static PyObject *layout_max_compatible_itemsize(LayoutObject *self, PyObject *args,
+                                                PyObject *kwargs)
+{
+    static char *names[] = {"max_itemsize", "data_ptr", "axis", NULL};
+    PyObject *max_obj = NULL, *ptr_obj = NULL, *axis_obj = NULL;
+    int max_itemsize = 16, axis = -1, result;
+    int64_t data_ptr = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:max_compatible_itemsize",
+                                     names, &max_obj, &ptr_obj, &axis_obj))
+        return NULL;
+    if ((max_obj && as_c_int(max_obj, "max_itemsize", &max_itemsize) < 0) ||
+        (ptr_obj && as_int64(ptr_obj, &data_ptr) < 0) ||
+        (axis_obj && as_c_int(axis_obj, "axis", &axis) < 0))
+        return NULL;
+    strided_layout l;
+    unpack(self, &l);
+    strided_status status = strided_layout_max_compatible_itemsize(
+        &l, max_itemsize, (intptr_t)data_ptr, axis, &result);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    return PyLong_FromLong(result);
+}
+
+/* Convert one position of an index expression. */
+static int as_index(PyObject *item, strided_index *out)
+{
+    if (PySlice_Check(item)) {
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(item, &start, &stop, &step) < 0)
+            return -1;
+        /* Unpack has already put Python's defaults in place of None. */
+        *out = strided_index_slice(start, stop, step);
+        return 0;
+    }
+    if (PyIndex_Check(item)) {
+        int64_t v;
+        if (as_int64(item, &v) < 0)
+            return -1;
+        *out = strided_index_at(v);
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "Invalid slice: %S. Expected slice instance or integer.", item);
+    return -1;
+}
+
+static PyObject *layout_sliced(LayoutObject *self, PyObject *key)
+{
+    PyObject *tuple = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
+    if (tuple == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    strided_index indices[STRIDED_MAX_NDIM];
+    strided_layout l;
+    unpack(self, &l);
+    /* More positions than axes is reported by libstrided from the count
+     * alone, before any position is read. */
+    if (n <= l.ndim) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (as_index(PyTuple_GET_ITEM(tuple, i), &indices[i]) < 0) {
+                Py_DECREF(tuple);
+                return NULL;
+            }
+        }
+    }
+    Py_DECREF(tuple);
+    int count = n > INT_MAX ? INT_MAX : (int)n;
+    return done(strided_layout_slice(&l, count, indices, &l), &l);
+}
+
+static PyObject *layout_coalesced(LayoutObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_layout l;
+    unpack(self, &l);
+    return done(strided_layout_coalesce(&l, &l), &l);
+}
+
+static PyObject *layout_format(LayoutObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_layout l;
+    char text[256];
+    unpack(self, &l);
+    size_t n = strided_layout_format(&l, text, sizeof text);
+    if (n < sizeof text)
+        return PyUnicode_FromStringAndSize(text, (Py_ssize_t)n);
+    char *big = PyMem_Malloc(n + 1);
+    if (big == NULL)
+        return PyErr_NoMemory();
+    strided_layout_format(&l, big, n + 1);
+    PyObject *s = PyUnicode_FromStringAndSize(big, (Py_ssize_t)n);
+    PyMem_Free(big);
+    return s;
+}
+
+static PyObject *layout_format_grid(LayoutObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_layout l;
+    size_t n;
+    unpack(self, &l);
+    strided_status status = strided_layout_format_grid(&l, NULL, 0, &n);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    char *text = PyMem_Malloc(n + 1);
+    if (text == NULL)
+        return PyErr_NoMemory();
+    strided_layout_format_grid(&l, text, n + 1, NULL);
+    PyObject *s = PyUnicode_FromStringAndSize(text, (Py_ssize_t)n);
+    PyMem_Free(text);
+    return s;
+}
+
+/* ---- Protocols ---------------------------------------------------------- */
+
+static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(a, &LayoutType) ||
+        !PyObject_TypeCheck(b, &LayoutType))
+        Py_RETURN_NOTIMPLEMENTED;
+    strided_layout x, y;
+    unpack((LayoutObject *)a, &x);
+    unpack((LayoutObject *)b, &y);
+    bool equal = strided_layout_equal(&x, &y);
+    return PyBool_FromLong(op == Py_EQ ? equal : !equal);
+}
+
+static Py_hash_t layout_hash(LayoutObject *self)
+{
+    strided_layout l;
+    unpack(self, &l);
+    Py_hash_t h = (Py_hash_t)strided_layout_hash(&l);
+    return h == -1 ? -2 : h;
+}
+
+static PyObject *layout_repr(LayoutObject *self)
+{
+    PyObject *shape = get_shape(self, NULL);
+    PyObject *strides = shape ? get_strides(self, NULL) : NULL;
+    PyObject *r = NULL;
+    if (strides != NULL) {
+        if (self->slice_offset != 0)
+            r = PyUnicode_FromFormat(
+                "StridedLayout(shape=%R, strides=%R, itemsize=%d, _slice_offset=%lld)",
+                shape, strides, self->itemsize, self->slice_offset);
+        else
+            r = PyUnicode_FromFormat("StridedLayout(shape=%R, strides=%R, itemsize=%d)",
+                                     shape, strides, self->itemsize);
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    return r;
+}
+
+static PyGetSetDef layout_getset[] = {
+    {"ndim", (getter)get_ndim, NULL, "The number of dimensions.", NULL},
+    {"shape", (getter)get_shape, NULL, "The extents, a tuple of ints.", NULL},
+    {"strides", (getter)get_strides, NULL,
+     "The strides in elements, or None for implicit C-contiguous strides.", NULL},
+    {"strides_in_bytes", (getter)get_strides_in_bytes, NULL,
+     "The strides in bytes, or None for implicit strides.", NULL},
+    {"stride_order", (getter)get_stride_order, NULL,
+     "The axes from the largest |stride| to the smallest (ties: larger extent, "
+     "then lower axis).", NULL},
+    {"volume", (getter)get_volume, NULL, "The number of elements.", NULL},
+    {"is_unique", (getter)get_is_unique, NULL,
+     "True if no two elements share an offset (may say False for some unique "
+     "interleaved layouts).", NULL},
+    {"is_contiguous_c", (getter)get_is_contiguous_c, NULL,
+     "C-contiguous (NumPy's relaxed rule: extent-1 axes ignored).", NULL},
+    {"is_contiguous_f", (getter)get_is_contiguous_f, NULL,
+     "F-contiguous (NumPy's relaxed rule).", NULL},
+    {"is_contiguous_any", (getter)get_is_contiguous_any, NULL,
+     "Contiguous in some axis order.", NULL},
+    {"is_dense", (getter)get_is_dense, NULL,
+     "Contiguous in some order and slice_offset == 0.", NULL},
+    {"offset_bounds", (getter)get_offset_bounds, NULL,
+     "(min_offset, max_offset) in elements, slice offset included; (0, -1) "
+     "when empty.", NULL},
+    {"min_offset", (getter)get_min_offset, NULL, "The smallest element offset.", NULL},
+    {"max_offset", (getter)get_max_offset, NULL, "The largest element offset.", NULL},
+    {"slice_offset_in_bytes", (getter)get_slice_offset_in_bytes, NULL,
+     "slice_offset * itemsize.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef layout_members[] = {
+    {"itemsize", T_INT, offsetof(LayoutObject, itemsize), READONLY,
+     "Bytes per element."},
+    {"slice_offset", T_LONGLONG, offsetof(LayoutObject, slice_offset), READONLY,
+     "Element offset of index (0, ..., 0) from the base pointer."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+#define KW (METH_VARARGS | METH_KEYWORDS)
+
+static PyMethodDef layout_methods[] = {
+    {"dense", (PyCFunction)(void (*)(void))layout_dense, KW | METH_CLASS,
+     "dense(shape, itemsize, stride_order='C')\n--\n\n"
+     "A dense layout: 'C', 'F' or a permutation (slowest axis first)."},
+    {"dense_like", (PyCFunction)(void (*)(void))layout_dense_like, KW | METH_CLASS,
+     "dense_like(other, stride_order='K')\n--\n\n"
+     "A dense layout with other's shape and itemsize; 'K' keeps other's stride "
+     "order. Returns other itself when it is already dense in that order."},
+    {"to_dense", (PyCFunction)(void (*)(void))layout_to_dense, KW,
+     "to_dense(stride_order='K')\n--\n\nStridedLayout.dense_like(self, stride_order)."},
+    {"required_size_in_bytes", (PyCFunction)layout_required_size_in_bytes, METH_NOARGS,
+     "required_size_in_bytes()\n--\n\n"
+     "Bytes from the base pointer needed to hold every element; raises "
+     "ValueError for negative offsets."},
+    {"flattened_axis_mask", (PyCFunction)layout_flattened_axis_mask, METH_NOARGS,
+     "flattened_axis_mask()\n--\n\n"
+     "Bit j set: axis j merges into axis j-1 when flattening."},
+    {"reshaped", (PyCFunction)layout_reshaped, METH_O,
+     "reshaped(shape)\n--\n\nThe same elements in a new shape without a copy "
+     "(NumPy's rule; one extent may be -1)."},
+    {"permuted", (PyCFunction)layout_permuted, METH_O,
+     "permuted(axis_order)\n--\n\nReorder the axes (numpy.transpose)."},
+    {"flattened", (PyCFunction)(void (*)(void))layout_flattened, KW,
+     "flattened(start_axis=0, end_axis=-1, mask=None)\n--\n\n"
+     "Merge contiguous neighbouring axes in [start_axis, end_axis] or those "
+     "allowed by mask."},
+    {"squeezed", (PyCFunction)layout_squeezed, METH_NOARGS,
+     "squeezed()\n--\n\nRemove extent-1 axes."},
+    {"unsqueezed", (PyCFunction)layout_unsqueezed, METH_O,
+     "unsqueezed(axis)\n--\n\nInsert extent-1 axes (numpy.expand_dims)."},
+    {"broadcast_to", (PyCFunction)layout_broadcast_to, METH_O,
+     "broadcast_to(shape)\n--\n\nBroadcast to shape (numpy.broadcast_to)."},
+    {"repacked", (PyCFunction)(void (*)(void))layout_repacked, KW,
+     "repacked(itemsize, data_ptr=0, axis=-1, keep_dim=True)\n--\n\n"
+     "Reinterpret the elements at a new itemsize along a stride-1 axis."},
+    {"max_compatible_itemsize", (PyCFunction)(void (*)(void))layout_max_compatible_itemsize,
+     KW,
+     "max_compatible_itemsize(max_itemsize=16, data_ptr=0, axis=-1)\n--\n\n"
+     "The largest itemsize repacked() accepts."},
+    {"sliced", (PyCFunction)layout_sliced, METH_O,
+     "sliced(slices)\n--\n\nBasic indexing: integers and slices (same as "
+     "layout[...])."},
+    {"coalesced", (PyCFunction)layout_coalesced, METH_NOARGS,
+     "coalesced()\n--\n\nThe fewest axes with the same C-order index-to-offset "
+     "map (CuTe's coalesce)."},
+    {"format", (PyCFunction)layout_format, METH_NOARGS,
+     "format()\n--\n\nThe layout as '(shape):(strides)', with '+offset' when "
+     "the slice offset is not 0."},
+    {"format_grid", (PyCFunction)layout_format_grid, METH_NOARGS,
+     "format_grid()\n--\n\nA layout of at most 2 dimensions drawn as a grid of "
+     "element offsets."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMappingMethods layout_mapping = {
+    .mp_subscript = (binaryfunc)layout_sliced,
+};
+
+static PyTypeObject LayoutType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "strided.StridedLayout",
+    .tp_doc = "StridedLayout(shape, strides, itemsize, divide_strides=False)\n--\n\n"
+              "An immutable n-dimensional strided layout: shape, strides in "
+              "elements (None: C-contiguous), itemsize in bytes and a slice "
+              "offset. Compatible with cuda.core's _StridedLayout.",
+    .tp_basicsize = offsetof(LayoutObject, data),
+    .tp_itemsize = sizeof(int64_t) * 2,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = layout_new,
+    .tp_repr = (reprfunc)layout_repr,
+    .tp_hash = (hashfunc)layout_hash,
+    .tp_richcompare = layout_richcompare,
+    .tp_as_mapping = &layout_mapping,
+    .tp_methods = layout_methods,
+    .tp_members = layout_members,
+    .tp_getset = layout_getset,
+};
+
+int strided_py_add_layout_type(PyObject *module)
+{
+    if (PyType_Ready(&LayoutType) < 0)
+        return -1;
+    if (PyModule_AddObjectRef(module, "StridedLayout", (PyObject *)&LayoutType) < 0)
+        return -1;
+    return PyModule_AddObjectRef(module, "_StridedLayout", (PyObject *)&LayoutType);
+}

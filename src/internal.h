@@ -1,0 +1,53 @@
+/*
+ * internal.h: helpers shared by the library's modules; not installed.
+ */
+#ifndef STRIDED_INTERNAL_H
+#define STRIDED_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strided/layout.h"
+#include "strided/status.h"
+
+#if defined(__GNUC__)
+#define STRIDED_PRINTF(fmt_index, first_arg) \
+    __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define STRIDED_PRINTF(fmt_index, first_arg)
+#endif
+
+/* Record "op: <formatted reason>" as the calling thread's last error and
+ * return code. The one way a failing site reports. */
+strided_status strided__fail(strided_status code, const char *op,
+                             const char *fmt, ...) STRIDED_PRINTF(3, 4);
+
+/* Checked int64 arithmetic: true on overflow (then *out is unspecified). */
+static inline bool strided__mul_overflow(int64_t a, int64_t b, int64_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+
+static inline bool strided__add_overflow(int64_t a, int64_t b, int64_t *out)
+{
+    return __builtin_add_overflow(a, b, out);
+}
+
+/* A text being written into caller storage the way snprintf writes: it
+ * never writes past size bytes, always NUL-terminates when size > 0, and
+ * counts in len the length the full text needs. */
+typedef struct strided__text {
+    char *buf;
+    size_t size;
+    size_t len;
+} strided__text;
+
+/* Append formatted text. */
+void strided__text_append(strided__text *t, const char *fmt, ...)
+    STRIDED_PRINTF(2, 3);
+
+/* Append n int64 values as a Python tuple: "(a,b)", "(a,)" or "()". */
+void strided__text_tuple(strided__text *t, int n, const int64_t *v);
+
+#endif
