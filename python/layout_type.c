@@ -76,6 +76,13 @@ static PyObject *done(strided_status status, const strided_layout *result)
 
 static int as_int64(PyObject *obj, int64_t *out)
 {
+    if (PyLong_CheckExact(obj)) {
+        long long v = PyLong_AsLongLong(obj);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        *out = v;
+        return 0;
+    }
     PyObject *index = PyNumber_Index(obj);
     if (index == NULL)
         return -1;
@@ -189,22 +196,69 @@ static int as_order(PyObject *obj, bool allow_keep, strided_order *order,
     return -1;
 }
 
+/* Bind vectorcall arguments (positional, then keywords named in kwnames) to
+ * the parameters names[] (NULL-terminated); the first nrequired must be
+ * given. out[i] is a borrowed reference, or NULL for a parameter not given.
+ * CPython offers no public parser for this calling convention; the classic
+ * tuple-and-dict one costs more than the layout operations themselves. */
+static int bind_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames, const char *const *names, int nrequired,
+                     PyObject **out)
+{
+    int n = 0;
+    while (names[n] != NULL)
+        out[n++] = NULL;
+    if (nargs > n) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)",
+                     fname, n, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        out[i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int j = 0;
+        while (j < n && PyUnicode_CompareWithASCIIString(key, names[j]) != 0)
+            j++;
+        if (j == n) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() got an unexpected keyword argument '%U'", fname, key);
+            return -1;
+        }
+        if (out[j] != NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() got multiple values for argument '%s'", fname,
+                         names[j]);
+            return -1;
+        }
+        out[j] = args[nargs + k];
+    }
+    for (int i = 0; i < nrequired; i++) {
+        if (out[i] == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s() missing required argument '%s' (pos %d)", fname,
+                         names[i], i + 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A flag argument: absent gives the default, else its truth value. */
+static int as_flag(PyObject *obj, int absent)
+{
+    return obj == NULL ? absent : PyObject_IsTrue(obj);
+}
+
 /* ---- Construction ------------------------------------------------------- */
 
-static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+static PyObject *make_layout(PyObject *shape_obj, PyObject *strides_obj,
+                             PyObject *itemsize_obj, int divide)
 {
-    static char *names[] = {"shape", "strides", "itemsize", "divide_strides", NULL};
-    PyObject *shape_obj, *strides_obj;
-    PyObject *itemsize_obj;
-    int divide = 0;
-    (void)type;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|p:StridedLayout", names,
-                                     &shape_obj, &strides_obj, &itemsize_obj,
-                                     &divide))
-        return NULL;
     int64_t shape[STRIDED_MAX_NDIM], strides[STRIDED_MAX_NDIM];
     int ndim, nstrides = 0, itemsize;
-    if (as_int64_sequence(shape_obj, "shape", shape, &ndim) < 0)
+    if (divide < 0 || as_int64_sequence(shape_obj, "shape", shape, &ndim) < 0)
         return NULL;
     bool has_strides = strides_obj != Py_None;
     if (has_strides && as_int64_sequence(strides_obj, "strides", strides, &nstrides) < 0)
@@ -234,21 +288,49 @@ static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return done(status, &l);
 }
 
-static PyObject *layout_dense(PyObject *cls, PyObject *args, PyObject *kwargs)
+static const char *const init_names[] = {"shape", "strides", "itemsize",
+                                         "divide_strides", NULL};
+
+/* StridedLayout(...) through vectorcall, the fast path every call takes. */
+static PyObject *layout_vectorcall(PyObject *type, PyObject *const *args,
+                                   size_t nargsf, PyObject *kwnames)
 {
-    static char *names[] = {"shape", "itemsize", "stride_order", NULL};
-    PyObject *shape_obj, *itemsize_obj, *order_obj = NULL;
+    PyObject *a[4];
+    (void)type;
+    if (bind_args("StridedLayout", args, PyVectorcall_NARGS(nargsf), kwnames,
+                  init_names, 3, a) < 0)
+        return NULL;
+    return make_layout(a[0], a[1], a[2], as_flag(a[3], 0));
+}
+
+/* StridedLayout.__new__, for callers that go through type.__call__. */
+static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *shape_obj, *strides_obj, *itemsize_obj;
+    int divide = 0;
+    (void)type;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|p:StridedLayout",
+                                     (char **)init_names, &shape_obj, &strides_obj,
+                                     &itemsize_obj, &divide))
+        return NULL;
+    return make_layout(shape_obj, strides_obj, itemsize_obj, divide);
+}
+
+static PyObject *layout_dense(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    static const char *const names[] = {"shape", "itemsize", "stride_order", NULL};
+    PyObject *a[3];
     (void)cls;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O:dense", names, &shape_obj,
-                                     &itemsize_obj, &order_obj))
+    if (bind_args("dense", args, nargs, kwnames, names, 2, a) < 0)
         return NULL;
     strided_order order = STRIDED_ORDER_C;
     int perm[STRIDED_MAX_NDIM], nperm = 0, ndim, itemsize;
     int64_t shape[STRIDED_MAX_NDIM];
-    if (order_obj != NULL && as_order(order_obj, false, &order, perm, &nperm) < 0)
+    if (a[2] != NULL && as_order(a[2], false, &order, perm, &nperm) < 0)
         return NULL;
-    if (as_int64_sequence(shape_obj, "shape", shape, &ndim) < 0 ||
-        as_c_int(itemsize_obj, "itemsize", &itemsize) < 0)
+    if (as_int64_sequence(a[0], "shape", shape, &ndim) < 0 ||
+        as_c_int(a[1], "itemsize", &itemsize) < 0)
         return NULL;
     strided_layout l;
     return done(strided_layout_init_dense(&l, ndim, shape, itemsize, order, nperm,
@@ -274,24 +356,30 @@ static PyObject *to_dense_impl(LayoutObject *self, PyObject *order_obj)
     return pack(&out);
 }
 
-static PyObject *layout_dense_like(PyObject *cls, PyObject *args, PyObject *kwargs)
+static PyObject *layout_dense_like(PyObject *cls, PyObject *const *args,
+                                   Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *names[] = {"other", "stride_order", NULL};
-    PyObject *other, *order_obj = NULL;
+    static const char *const names[] = {"other", "stride_order", NULL};
+    PyObject *a[2];
     (void)cls;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|O:dense_like", names,
-                                     &LayoutType, &other, &order_obj))
+    if (bind_args("dense_like", args, nargs, kwnames, names, 1, a) < 0)
         return NULL;
-    return to_dense_impl((LayoutObject *)other, order_obj);
+    if (!PyObject_TypeCheck(a[0], &LayoutType)) {
+        PyErr_Format(PyExc_TypeError, "dense_like() argument 'other' must be "
+                     "StridedLayout, not %.200s", Py_TYPE(a[0])->tp_name);
+        return NULL;
+    }
+    return to_dense_impl((LayoutObject *)a[0], a[1]);
 }
 
-static PyObject *layout_to_dense(LayoutObject *self, PyObject *args, PyObject *kwargs)
+static PyObject *layout_to_dense(LayoutObject *self, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *names[] = {"stride_order", NULL};
-    PyObject *order_obj = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:to_dense", names, &order_obj))
+    static const char *const names[] = {"stride_order", NULL};
+    PyObject *a[1];
+    if (bind_args("to_dense", args, nargs, kwnames, names, 0, a) < 0)
         return NULL;
-    return to_dense_impl(self, order_obj);
+    return to_dense_impl(self, a[0]);
 }
 
 /* ---- Properties --------------------------------------------------------- */
@@ -479,18 +567,18 @@ static PyObject *layout_permuted(LayoutObject *self, PyObject *axes_obj)
     return done(strided_layout_permute(&l, naxes, axes, &l), &l);
 }
 
-static PyObject *layout_flattened(LayoutObject *self, PyObject *args, PyObject *kwargs)
+static PyObject *layout_flattened(LayoutObject *self, PyObject *const *args,
+                                  Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *names[] = {"start_axis", "end_axis", "mask", NULL};
-    PyObject *start_obj = NULL, *end_obj = NULL, *mask_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:flattened", names,
-                                     &start_obj, &end_obj, &mask_obj))
+    static const char *const names[] = {"start_axis", "end_axis", "mask", NULL};
+    PyObject *a[3];
+    if (bind_args("flattened", args, nargs, kwnames, names, 0, a) < 0)
         return NULL;
     strided_layout l;
     unpack(self, &l);
     strided_status status;
-    if (mask_obj != Py_None) {
-        PyObject *index = PyNumber_Index(mask_obj);
+    if (a[2] != NULL && a[2] != Py_None) {
+        PyObject *index = PyNumber_Index(a[2]);
         if (index == NULL)
             return NULL;
         unsigned long long mask = PyLong_AsUnsignedLongLong(index);
@@ -500,8 +588,8 @@ static PyObject *layout_flattened(LayoutObject *self, PyObject *args, PyObject *
         status = strided_layout_flatten_mask(&l, mask, &l);
     } else {
         int start = 0, end = -1;
-        if ((start_obj && as_c_int(start_obj, "start_axis", &start) < 0) ||
-            (end_obj && as_c_int(end_obj, "end_axis", &end) < 0))
+        if ((a[0] && as_c_int(a[0], "start_axis", &start) < 0) ||
+            (a[1] && as_c_int(a[1], "end_axis", &end) < 0))
             return NULL;
         status = strided_layout_flatten(&l, start, end, &l);
     }
@@ -541,18 +629,19 @@ static PyObject *layout_broadcast_to(LayoutObject *self, PyObject *shape_obj)
     return done(strided_layout_broadcast(&l, ndim, shape, &l), &l);
 }
 
-static PyObject *layout_repacked(LayoutObject *self, PyObject *args, PyObject *kwargs)
+static PyObject *layout_repacked(LayoutObject *self, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *names[] = {"itemsize", "data_ptr", "axis", "keep_dim", NULL};
-    PyObject *itemsize_obj, *ptr_obj = NULL, *axis_obj = NULL;
-    int keep_dim = 1, itemsize, axis = -1;
+    static const char *const names[] = {"itemsize", "data_ptr", "axis", "keep_dim", NULL};
+    PyObject *a[4];
+    int itemsize, axis = -1;
     int64_t data_ptr = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOp:repacked", names,
-                                     &itemsize_obj, &ptr_obj, &axis_obj, &keep_dim))
+    if (bind_args("repacked", args, nargs, kwnames, names, 1, a) < 0)
         return NULL;
-    if (as_c_int(itemsize_obj, "itemsize", &itemsize) < 0 ||
-        (ptr_obj && as_int64(ptr_obj, &data_ptr) < 0) ||
-        (axis_obj && as_c_int(axis_obj, "axis", &axis) < 0))
+    int keep_dim = as_flag(a[3], 1);
+    if (keep_dim < 0 || as_c_int(a[0], "itemsize", &itemsize) < 0 ||
+        (a[1] && as_int64(a[1], &data_ptr) < 0) ||
+        (a[2] && as_c_int(a[2], "axis", &axis) < 0))
         return NULL;
     if (itemsize == self->itemsize) {
         Py_INCREF(self);
@@ -565,19 +654,19 @@ static PyObject *layout_repacked(LayoutObject *self, PyObject *args, PyObject *k
                 &l);
 }
 
-static PyObject *layout_max_compatible_itemsize(LayoutObject *self, PyObject *args,
-                                                PyObject *kwargs)
+static PyObject *layout_max_compatible_itemsize(LayoutObject *self,
+                                                PyObject *const *args,
+                                                Py_ssize_t nargs, PyObject *kwnames)
 {
-    static char *names[] = {"max_itemsize", "data_ptr", "axis", NULL};
-    PyObject *max_obj = NULL, *ptr_obj = NULL, *axis_obj = NULL;
+    static const char *const names[] = {"max_itemsize", "data_ptr", "axis", NULL};
+    PyObject *a[3];
     int max_itemsize = 16, axis = -1, result;
     int64_t data_ptr = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:max_compatible_itemsize",
-                                     names, &max_obj, &ptr_obj, &axis_obj))
+    if (bind_args("max_compatible_itemsize", args, nargs, kwnames, names, 0, a) < 0)
         return NULL;
-    if ((max_obj && as_c_int(max_obj, "max_itemsize", &max_itemsize) < 0) ||
-        (ptr_obj && as_int64(ptr_obj, &data_ptr) < 0) ||
-        (axis_obj && as_c_int(axis_obj, "axis", &axis) < 0))
+    if ((a[0] && as_c_int(a[0], "max_itemsize", &max_itemsize) < 0) ||
+        (a[1] && as_int64(a[1], &data_ptr) < 0) ||
+        (a[2] && as_c_int(a[2], "axis", &axis) < 0))
         return NULL;
     strided_layout l;
     unpack(self, &l);
@@ -760,7 +849,7 @@ static PyMemberDef layout_members[] = {
     {NULL, 0, 0, 0, NULL},
 };
 
-#define KW (METH_VARARGS | METH_KEYWORDS)
+#define KW (METH_FASTCALL | METH_KEYWORDS)
 
 static PyMethodDef layout_methods[] = {
     {"dense", (PyCFunction)(void (*)(void))layout_dense, KW | METH_CLASS,
@@ -831,6 +920,7 @@ static PyTypeObject LayoutType = {
     .tp_itemsize = sizeof(int64_t) * 2,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = layout_new,
+    .tp_vectorcall = layout_vectorcall,
     .tp_repr = (reprfunc)layout_repr,
     .tp_hash = (hashfunc)layout_hash,
     .tp_richcompare = layout_richcompare,
