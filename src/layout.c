@@ -436,7 +436,7 @@ strided_status strided_layout_required_size_in_bytes(const strided_layout *l,
         *out = 0;
         return STRIDED_OK;
     }
-    if (strided__mul_overflow(hi + 1, l->itemsize, &size))
+    if (hi == INT64_MAX || strided__mul_overflow(hi + 1, l->itemsize, &size))
         return strided__fail(STRIDED_ERR_OVERFLOW, "required_size_in_bytes",
                              "(max_offset %lld + 1) times itemsize %d "
                              "overflows int64",

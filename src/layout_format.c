@@ -67,6 +67,12 @@ strided_status strided_layout_format_grid(const strided_layout *layout,
                              "slice or index it first",
                              layout->ndim);
     grid g = {1, 1, 0, 0, layout->slice_offset};
+    int64_t cells = strided_layout_volume(layout);
+    if (cells > STRIDED_GRID_MAX_CELLS)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "format_grid",
+                             "a layout of %lld elements is too large to draw "
+                             "(at most %lld)",
+                             (long long)cells, (long long)STRIDED_GRID_MAX_CELLS);
     if (layout->ndim == 1) {
         g.cols = layout->shape[0];
         g.col_stride = layout->strides[0];

@@ -131,7 +131,9 @@ static inline strided_index strided_index_all(int64_t step)
  * overlapping strides are allowed.
  * Returns STRIDED_ERR_INVALID_ARGUMENT for ndim outside 0..64, a negative
  * extent or itemsize <= 0 (checked in that order), and STRIDED_ERR_OVERFLOW
- * when the volume or an element offset does not fit in int64. */
+ * when the product of the non-zero extents (even if another extent is 0, as
+ * NumPy) or, for a non-empty layout, an element offset does not fit in
+ * int64. */
 STRIDED_API strided_status strided_layout_init(strided_layout *out, int ndim,
                                                const int64_t *shape,
                                                const int64_t *strides,
@@ -368,12 +370,15 @@ STRIDED_API strided_status strided_layout_coalesce(
 /* ---- Text -------------------------------------------------------------- */
 
 /* Write the layout as "(shape):(strides)", e.g. "(4,6):(6,1)", "(5,):(1,)"
- * or "():()", with "+offset" appended when the slice offset is not 0:
- * "(4,3,7):(21,-7,1)+35". Like snprintf: writes at most size bytes including
+ * or "():()", with the signed slice offset appended when it is not 0:
+ * "(4,3,7):(21,-7,1)+35", "(2,):(1,)-3". Like snprintf: writes at most size bytes including
  * the terminating NUL (buf may be NULL when size is 0) and returns the length
  * the full text needs, excluding the NUL. */
 STRIDED_API size_t strided_layout_format(const strided_layout *layout,
                                          char *buf, size_t size);
+
+/* The most elements strided_layout_format_grid draws. */
+#define STRIDED_GRID_MAX_CELLS INT64_C(1048576)
 
 /* Draw a layout of at most 2 dimensions as a grid of element offsets, in the
  * manner of CuTe's print_layout: a header line with the formatted layout,
@@ -390,7 +395,8 @@ STRIDED_API size_t strided_layout_format(const strided_layout *layout,
  * Lines are separated by '\n' (no newline after the last). A 1-d layout is
  * one row, a 0-d layout one cell. Writes like strided_layout_format; the
  * length the full text needs goes to *out_length (may be NULL).
- * Returns STRIDED_ERR_INVALID_ARGUMENT for more than 2 dimensions. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for more than 2 dimensions or more
+ * than STRIDED_GRID_MAX_CELLS elements (the text grows with every cell). */
 STRIDED_API strided_status strided_layout_format_grid(
     const strided_layout *layout, char *buf, size_t size, size_t *out_length);
 
