@@ -1180,9 +1180,10 @@ strided_status strided_layout_slice(const strided_layout *l, int nindices,
     for (int i = nindices; i < l->ndim; i++) {
         t.shape[t.ndim] = l->shape[i];
         t.strides[t.ndim] = l->strides[i];
-        empty = empty || l->shape[i] == 0;
         t.ndim++;
     }
+    /* Only a slice that selects nothing zeroes the strides (as cuda.core);
+     * an axis left whole keeps its stride even when its extent is 0. */
     if (empty)
         for (int i = 0; i < t.ndim; i++)
             t.strides[i] = 0;

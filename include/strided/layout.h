@@ -339,7 +339,8 @@ STRIDED_API strided_status strided_layout_repack(const strided_layout *layout,
 /* Apply a basic-indexing expression (NumPy's, without Ellipsis and None):
  * index k applies to axis k; integers remove their axis, slices keep it.
  * Axes past nindices are kept whole. The slice offset grows by the offset of
- * the first selected element; an empty result has all-zero strides.
+ * the first selected element. When a slice selects nothing, every stride of
+ * the result is 0; axes left whole otherwise keep their strides.
  * Returns STRIDED_ERR_INVALID_ARGUMENT when nindices > ndim, an integer is
  * out of range or a step is 0; STRIDED_ERR_OVERFLOW when stride * step or
  * the offset overflows. */
