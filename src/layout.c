@@ -39,10 +39,13 @@ static void store(strided_layout *out, const strided_layout *t)
     out->itemsize = t->itemsize;
     out->implicit_strides = t->implicit_strides;
     out->slice_offset = t->slice_offset;
-    if (out != t && t->ndim > 0) {
-        memcpy(out->shape, t->shape, (size_t)t->ndim * sizeof t->shape[0]);
-        memcpy(out->strides, t->strides, (size_t)t->ndim * sizeof t->strides[0]);
-    }
+    /* A plain loop: for the few axes of a typical layout it beats a call to
+     * memcpy. */
+    if (out != t)
+        for (int i = 0; i < t->ndim; i++) {
+            out->shape[i] = t->shape[i];
+            out->strides[i] = t->strides[i];
+        }
 }
 
 /* Normalize axis against n (negative counts from the end). */
@@ -104,14 +107,13 @@ static strided_status checked_volume(const char *op, int ndim,
     return STRIDED_OK;
 }
 
-/* The layout invariant beyond the field ranges: the volume fits and, for a
+/* The rest of the layout invariant once the volume is known to fit: for a
  * non-empty layout, every element offset fits in int64. */
-static strided_status check_ranges(const char *op, const strided_layout *l)
+static strided_status check_offsets(const char *op, const strided_layout *l,
+                                    int64_t volume)
 {
-    int64_t volume = 0;
-    strided_status status = checked_volume(op, l->ndim, l->shape, &volume);
-    if (status != STRIDED_OK || volume == 0)
-        return status;
+    if (volume == 0)
+        return STRIDED_OK;
     int64_t lo = l->slice_offset, hi = l->slice_offset;
     for (int i = 0; i < l->ndim; i++) {
         int64_t span;
@@ -171,7 +173,7 @@ static strided_status init_layout(const char *op, strided_layout *out, int ndim,
                                      "strides must be divisible by itemsize");
             t.strides[i] = divide ? strides[i] / itemsize : strides[i];
         }
-        status = check_ranges(op, &t);
+        status = check_offsets(op, &t, volume);
         if (status != STRIDED_OK)
             return status;
     }
@@ -1007,7 +1009,12 @@ static strided_status unpack(const strided_layout *l, int itemsize,
                              "int64",
                              show_layout(l, &text), old, itemsize);
     }
-    strided_status status = check_ranges(op, &t);
+    /* The volume grew by v; the product of the non-zero extents must still
+     * fit, and so must the offsets. */
+    int64_t volume = 0;
+    strided_status status = checked_volume(op, t.ndim, t.shape, &volume);
+    if (status == STRIDED_OK)
+        status = check_offsets(op, &t, volume);
     if (status != STRIDED_OK)
         return status;
     store(out, &t);
@@ -1206,11 +1213,13 @@ strided_status strided_layout_to_dense(const strided_layout *l,
         return dense_into(op, out, l->ndim, l->shape, l->itemsize,
                           STRIDED_ORDER_PERM, l->ndim, keep);
     case STRIDED_ORDER_C:
-        if (strided_layout_is_dense(l) && strided_layout_is_contiguous_c(l))
+        /* C-contiguous implies contiguous in some order, so this is
+         * is_dense && is_contiguous_c without sorting the axes. */
+        if (l->slice_offset == 0 && strided_layout_is_contiguous_c(l))
             break;
         return dense_into(op, out, l->ndim, l->shape, l->itemsize, order, 0, NULL);
     case STRIDED_ORDER_F:
-        if (strided_layout_is_dense(l) && strided_layout_is_contiguous_f(l))
+        if (l->slice_offset == 0 && strided_layout_is_contiguous_f(l))
             break;
         return dense_into(op, out, l->ndim, l->shape, l->itemsize, order, 0, NULL);
     case STRIDED_ORDER_PERM:

@@ -140,6 +140,7 @@ def test_hash_consistent_with_eq(spec):
 @example((ViewSpec((2, 0, 3), (3, 3, 1), 2), (1,)))
 @example((ViewSpec((1, 2, 0), (2, 1, 1), 1, key=(0,)), (1,)))
 @example((ViewSpec((1,), (1,), 1, key=(slice(None, 0, None),)), ()))
+@example((ViewSpec((2, 1, 1, 1), (1, 1, 1, 1), 1, key=(slice(None), slice(None, 0), 0, 0)), (1,)))
 def test_sliced(case):
     spec, key = case
     a, layout, base = build(spec)
@@ -154,7 +155,12 @@ def test_sliced(case):
     result = layout[key]
     assert layout.sliced(key) == result
     assert result.itemsize == layout.itemsize
-    assert result.slice_offset_in_bytes == om.data_ptr(b) - base
+    # After an empty slice has zeroed the strides (as cuda.core does, where
+    # NumPy keeps them), further indexing cannot move the offset as NumPy's
+    # pointer moves; an empty layout addresses nothing, so only the layouts
+    # whose strides still agree with NumPy's are compared.
+    if layout.volume > 0 or layout.strides_in_bytes == a.strides:
+        assert result.slice_offset_in_bytes == om.data_ptr(b) - base
     items = key if isinstance(key, tuple) else (key,)
     empty_slice = any(
         isinstance(k, slice) and len(range(*k.indices(n))) == 0 for k, n in zip(items, layout.shape)
