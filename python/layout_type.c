@@ -316,12 +316,12 @@ static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return make_layout(shape_obj, strides_obj, itemsize_obj, divide);
 }
 
-static PyObject *layout_dense(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+static PyObject *layout_dense(PyObject *unused, PyObject *const *args, Py_ssize_t nargs,
                               PyObject *kwnames)
 {
     static const char *const names[] = {"shape", "itemsize", "stride_order", NULL};
     PyObject *a[3];
-    (void)cls;
+    (void)unused; /* a static method: the class is final */
     if (bind_args("dense", args, nargs, kwnames, names, 2, a) < 0)
         return NULL;
     strided_order order = STRIDED_ORDER_C;
@@ -356,12 +356,12 @@ static PyObject *to_dense_impl(LayoutObject *self, PyObject *order_obj)
     return pack(&out);
 }
 
-static PyObject *layout_dense_like(PyObject *cls, PyObject *const *args,
+static PyObject *layout_dense_like(PyObject *unused, PyObject *const *args,
                                    Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"other", "stride_order", NULL};
     PyObject *a[2];
-    (void)cls;
+    (void)unused;
     if (bind_args("dense_like", args, nargs, kwnames, names, 1, a) < 0)
         return NULL;
     if (!PyObject_TypeCheck(a[0], &LayoutType)) {
@@ -852,10 +852,10 @@ static PyMemberDef layout_members[] = {
 #define KW (METH_FASTCALL | METH_KEYWORDS)
 
 static PyMethodDef layout_methods[] = {
-    {"dense", (PyCFunction)(void (*)(void))layout_dense, KW | METH_CLASS,
+    {"dense", (PyCFunction)(void (*)(void))layout_dense, KW | METH_STATIC,
      "dense(shape, itemsize, stride_order='C')\n--\n\n"
      "A dense layout: 'C', 'F' or a permutation (slowest axis first)."},
-    {"dense_like", (PyCFunction)(void (*)(void))layout_dense_like, KW | METH_CLASS,
+    {"dense_like", (PyCFunction)(void (*)(void))layout_dense_like, KW | METH_STATIC,
      "dense_like(other, stride_order='K')\n--\n\n"
      "A dense layout with other's shape and itemsize; 'K' keeps other's stride "
      "order. Returns other itself when it is already dense in that order."},
