@@ -4,14 +4,18 @@
  * strided describes, owns, views and moves n-dimensional strided data in host
  * and CUDA memory. Each module has one header under strided/, which is the
  * authoritative documentation of its functions:
- *   strided/status.h  status codes and the thread-local error message
- *   strided/layout.h  the strided layout and its algebra
+ *   strided/status.h    status codes and the thread-local error message
+ *   strided/layout.h    the strided layout and its algebra
+ *   strided/resource.h  memory resources: host, pinned, device, managed, yours
+ *   strided/buffer.h    reference-counted memory of any kind, owned or wrapped
  */
 #ifndef STRIDED_H
 #define STRIDED_H
 
 #include "strided/api.h"
+#include "strided/buffer.h"
 #include "strided/layout.h"
+#include "strided/resource.h"
 #include "strided/status.h"
 
 #ifdef __cplusplus

@@ -1,6 +1,8 @@
 /*
  * _strided.c: the extension module strided._strided.
  */
+#include <stdatomic.h>
+
 #include "strided_py.h"
 
 PyObject *strided_py_raise(strided_status status)
@@ -19,6 +21,10 @@ PyObject *strided_py_raise(strided_status status)
     case STRIDED_ERR_UNSUPPORTED:
         type = PyExc_NotImplementedError;
         break;
+    case STRIDED_ERR_NO_CUDA_DRIVER:
+    case STRIDED_ERR_CUDA:
+        type = PyExc_RuntimeError;
+        break;
     default:
         type = PyExc_RuntimeError;
         break;
@@ -27,10 +33,69 @@ PyObject *strided_py_raise(strided_status status)
     return NULL;
 }
 
+#if PY_VERSION_HEX >= 0x030D0000
+#define finalizing() Py_IsFinalizing()
+#else
+#define finalizing() _Py_IsFinalizing()
+#endif
+
+/* Set by Py_AtExit, which runs at the very end of Py_FinalizeEx, when no
+ * Python object may be touched any more. Read from any thread. */
+static atomic_bool finalized;
+static bool watching;
+
+static void mark_finalized(void)
+{
+    atomic_store(&finalized, true);
+}
+
+/* Remember, from module initialization on, when the interpreter has been
+ * finalized. Returns -1 with an exception set on failure. */
+static int watch_finalization(void)
+{
+    if (watching)
+        return 0;
+    if (Py_AtExit(mark_finalized) < 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "strided: cannot register its exit function (Py_AtExit)");
+        return -1;
+    }
+    watching = true;
+    return 0;
+}
+
+/* Two windows stay open, as CPython offers no way to close them: a thread
+ * that checks this just before finalization starts and then asks for the
+ * GIL is ended (blocks, on 3.14+) inside PyGILState_Ensure; and between the
+ * deletion of the main interpreter and Py_AtExit, PyGILState_Check may
+ * answer 1 on any thread. Only holders on threads other than the main one
+ * (C code, daemon threads) can release in either window. */
+bool strided_py_can_call_python(void)
+{
+    if (atomic_load(&finalized))
+        return false;
+    if (!finalizing())
+        return true;
+    return PyGILState_Check() != 0;
+}
+
+void strided_py_release_buffer(strided_buffer *b)
+{
+    if (b == NULL)
+        return;
+    if (finalizing()) {
+        strided_buffer_release(b);
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    strided_buffer_release(b);
+    Py_END_ALLOW_THREADS
+}
+
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "strided._strided",
-    .m_doc = "The C core of strided: layouts (and, later, buffers and views).",
+    .m_doc = "The C core of strided: layouts, buffers and memory resources.",
     .m_size = -1,
 };
 
@@ -38,12 +103,16 @@ PyMODINIT_FUNC PyInit__strided(void);
 
 PyMODINIT_FUNC PyInit__strided(void)
 {
+    if (watch_finalization() < 0)
+        return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (module == NULL)
         return NULL;
     if (PyModule_AddStringConstant(module, "__version__", strided_version()) < 0 ||
         PyModule_AddIntConstant(module, "MAX_NDIM", STRIDED_MAX_NDIM) < 0 ||
-        strided_py_add_layout_type(module) < 0) {
+        strided_py_add_layout_type(module) < 0 ||
+        strided_py_add_resource_types(module) < 0 ||
+        strided_py_add_buffer_type(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "args.h"
 #include "strided_py.h"
 #include "structmember.h"
 
@@ -196,55 +197,6 @@ static int as_order(PyObject *obj, bool allow_keep, strided_order *order,
     return -1;
 }
 
-/* Bind vectorcall arguments (positional, then keywords named in kwnames) to
- * the parameters names[] (NULL-terminated); the first nrequired must be
- * given. out[i] is a borrowed reference, or NULL for a parameter not given.
- * CPython offers no public parser for this calling convention; the classic
- * tuple-and-dict one costs more than the layout operations themselves. */
-static int bind_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
-                     PyObject *kwnames, const char *const *names, int nrequired,
-                     PyObject **out)
-{
-    int n = 0;
-    while (names[n] != NULL)
-        out[n++] = NULL;
-    if (nargs > n) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)",
-                     fname, n, nargs);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++)
-        out[i] = args[i];
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t k = 0; k < nkw; k++) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-        int j = 0;
-        while (j < n && PyUnicode_CompareWithASCIIString(key, names[j]) != 0)
-            j++;
-        if (j == n) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s() got an unexpected keyword argument '%U'", fname, key);
-            return -1;
-        }
-        if (out[j] != NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s() got multiple values for argument '%s'", fname,
-                         names[j]);
-            return -1;
-        }
-        out[j] = args[nargs + k];
-    }
-    for (int i = 0; i < nrequired; i++) {
-        if (out[i] == NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s() missing required argument '%s' (pos %d)", fname,
-                         names[i], i + 1);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* A flag argument: absent gives the default, else its truth value. */
 static int as_flag(PyObject *obj, int absent)
 {
@@ -297,8 +249,8 @@ static PyObject *layout_vectorcall(PyObject *type, PyObject *const *args,
 {
     PyObject *a[4];
     (void)type;
-    if (bind_args("StridedLayout", args, PyVectorcall_NARGS(nargsf), kwnames,
-                  init_names, 3, a) < 0)
+    if (strided_py_bind_args("StridedLayout", args, PyVectorcall_NARGS(nargsf),
+                             kwnames, init_names, 3, a) < 0)
         return NULL;
     return make_layout(a[0], a[1], a[2], as_flag(a[3], 0));
 }
@@ -322,7 +274,7 @@ static PyObject *layout_dense(PyObject *unused, PyObject *const *args, Py_ssize_
     static const char *const names[] = {"shape", "itemsize", "stride_order", NULL};
     PyObject *a[3];
     (void)unused; /* a static method: the class is final */
-    if (bind_args("dense", args, nargs, kwnames, names, 2, a) < 0)
+    if (strided_py_bind_args("dense", args, nargs, kwnames, names, 2, a) < 0)
         return NULL;
     strided_order order = STRIDED_ORDER_C;
     int perm[STRIDED_MAX_NDIM], nperm = 0, ndim, itemsize;
@@ -334,7 +286,7 @@ static PyObject *layout_dense(PyObject *unused, PyObject *const *args, Py_ssize_
         return NULL;
     strided_layout l;
     return done(strided_layout_init_dense(&l, ndim, shape, itemsize, order, nperm,
-                                          perm),
+                                          order == STRIDED_ORDER_PERM ? perm : NULL),
                 &l);
 }
 
@@ -346,7 +298,9 @@ static PyObject *to_dense_impl(LayoutObject *self, PyObject *order_obj)
         return NULL;
     strided_layout in, out;
     unpack(self, &in);
-    strided_status status = strided_layout_to_dense(&in, order, nperm, perm, &out);
+    /* perm is only filled (and only read) for a permutation order. */
+    strided_status status = strided_layout_to_dense(
+        &in, order, nperm, order == STRIDED_ORDER_PERM ? perm : NULL, &out);
     if (status != STRIDED_OK)
         return strided_py_raise(status);
     /* Only the no-op cases can give back the input itself (a freshly built
@@ -362,7 +316,7 @@ static PyObject *layout_dense_like(PyObject *unused, PyObject *const *args,
     static const char *const names[] = {"other", "stride_order", NULL};
     PyObject *a[2];
     (void)unused;
-    if (bind_args("dense_like", args, nargs, kwnames, names, 1, a) < 0)
+    if (strided_py_bind_args("dense_like", args, nargs, kwnames, names, 1, a) < 0)
         return NULL;
     if (!PyObject_TypeCheck(a[0], &LayoutType)) {
         PyErr_Format(PyExc_TypeError, "dense_like() argument 'other' must be "
@@ -377,7 +331,7 @@ static PyObject *layout_to_dense(LayoutObject *self, PyObject *const *args,
 {
     static const char *const names[] = {"stride_order", NULL};
     PyObject *a[1];
-    if (bind_args("to_dense", args, nargs, kwnames, names, 0, a) < 0)
+    if (strided_py_bind_args("to_dense", args, nargs, kwnames, names, 0, a) < 0)
         return NULL;
     return to_dense_impl(self, a[0]);
 }
@@ -572,7 +526,7 @@ static PyObject *layout_flattened(LayoutObject *self, PyObject *const *args,
 {
     static const char *const names[] = {"start_axis", "end_axis", "mask", NULL};
     PyObject *a[3];
-    if (bind_args("flattened", args, nargs, kwnames, names, 0, a) < 0)
+    if (strided_py_bind_args("flattened", args, nargs, kwnames, names, 0, a) < 0)
         return NULL;
     strided_layout l;
     unpack(self, &l);
@@ -636,7 +590,7 @@ static PyObject *layout_repacked(LayoutObject *self, PyObject *const *args,
     PyObject *a[4];
     int itemsize, axis = -1;
     int64_t data_ptr = 0;
-    if (bind_args("repacked", args, nargs, kwnames, names, 1, a) < 0)
+    if (strided_py_bind_args("repacked", args, nargs, kwnames, names, 1, a) < 0)
         return NULL;
     int keep_dim = as_flag(a[3], 1);
     if (keep_dim < 0 || as_c_int(a[0], "itemsize", &itemsize) < 0 ||
@@ -662,7 +616,8 @@ static PyObject *layout_max_compatible_itemsize(LayoutObject *self,
     PyObject *a[3];
     int max_itemsize = 16, axis = -1, result;
     int64_t data_ptr = 0;
-    if (bind_args("max_compatible_itemsize", args, nargs, kwnames, names, 0, a) < 0)
+    if (strided_py_bind_args("max_compatible_itemsize", args, nargs, kwnames,
+                             names, 0, a) < 0)
         return NULL;
     if ((a[0] && as_c_int(a[0], "max_itemsize", &max_itemsize) < 0) ||
         (a[1] && as_int64(a[1], &data_ptr) < 0) ||

@@ -2,12 +2,20 @@
  * strided_py.h: what the extension's C files share. The extension only
  * parses Python arguments, calls libstrided and maps its statuses to
  * exceptions; the rules live in the C library.
+ *
+ * Callbacks. libstrided runs release callbacks (a Buffer's owner, a Python
+ * memory resource's deallocate) on whichever thread drops the last
+ * reference, with or without the GIL. Each callback takes the GIL with
+ * PyGILState_Ensure, unless strided_py_can_call_python() says Python is out
+ * of reach; then it leaks what it holds rather than touch a dead
+ * interpreter.
  */
 #ifndef STRIDED_PY_H
 #define STRIDED_PY_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdbool.h>
 
 #include "strided.h"
 
@@ -17,5 +25,41 @@ PyObject *strided_py_raise(strided_status status);
 
 /* Add the StridedLayout type (and its _StridedLayout alias) to the module. */
 int strided_py_add_layout_type(PyObject *module);
+
+/* Add the Buffer type to the module. */
+int strided_py_add_buffer_type(PyObject *module);
+
+/* Add MemoryResource and the built-in resources to the module. */
+int strided_py_add_resource_types(PyObject *module);
+
+/* Whether the calling thread may take the GIL and touch Python objects:
+ * always while the interpreter runs; during finalization only on the thread
+ * that finalizes (it holds the GIL, and any other thread asking for it would
+ * block for ever or be ended); never once it is finalized. */
+bool strided_py_can_call_python(void);
+
+/* Drop a reference to b. The GIL is released around the release, since the
+ * last one may wait for a stream, and kept during finalization, so that the
+ * callbacks can still run on the finalizing thread. Holds the GIL on entry
+ * and on return; NULL is allowed. */
+void strided_py_release_buffer(strided_buffer *b);
+
+/* A new Buffer object taking the reference b. mr and owner (borrowed, may
+ * be NULL) become its memory_resource and owner attributes. On failure b is
+ * released and NULL returned. */
+PyObject *strided_py_buffer_new(strided_buffer *b, PyObject *mr, PyObject *owner);
+
+/* The strided_buffer of an open Buffer object (borrowed), or NULL with
+ * TypeError for another object, RuntimeError("Buffer has been closed") for
+ * a closed Buffer. */
+strided_buffer *strided_py_buffer_of(PyObject *obj);
+
+/* The C resource behind a Python memory resource (a new reference): the
+ * built-in resources' own, or for any other object a resource whose
+ * deallocate calls obj.deallocate(ptr, size, stream=...) with the GIL held.
+ * Its properties are obj's is_host_accessible, is_device_accessible,
+ * is_managed (False when missing) and device_id (-1 when it raises), read
+ * once, now. Returns -1 with an exception set on failure. */
+int strided_py_resource_of(PyObject *obj, strided_memory_resource **out);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "strided/layout.h"
+#include "strided/resource.h"
 #include "strided/status.h"
 
 #if defined(__GNUC__)
@@ -33,6 +34,28 @@ static inline bool strided__add_overflow(int64_t a, int64_t b, int64_t *out)
 {
     return __builtin_add_overflow(a, b, out);
 }
+
+/* The library's one allocator pair: every allocation libstrided makes for
+ * its own objects, and the host resource's memory, go through these, so
+ * tests can make an allocation fail (strided__fail_allocation_after). */
+void *strided__malloc(size_t size);
+void *strided__aligned_alloc(size_t alignment, size_t size);
+void strided__free(void *p);
+
+/* Let the next n allocations succeed and make the one after them fail,
+ * once (n = 0: the next one fails); n < 0 disarms. For tests; thread-safe. */
+void strided__fail_allocation_after(long n);
+
+/* Record a CUDA failure code for strided_last_cuda_error (0 clears it); the
+ * next strided__fail without a CUDA code clears it. */
+void strided__set_last_cuda_error(int code);
+
+/* Call a resource's allocate / deallocate (resource.c; used by buffer.c). */
+strided_status strided__resource_allocate(strided_memory_resource *mr,
+                                          size_t size, void *stream,
+                                          void **out_ptr);
+void strided__resource_deallocate(strided_memory_resource *mr, void *ptr,
+                                  size_t size, void *stream);
 
 /* A text being written into caller storage the way snprintf writes: it
  * never writes past size bytes, always NUL-terminates when size > 0, and

@@ -14,6 +14,7 @@
 
 static _Thread_local char message[MESSAGE_CAPACITY];
 static _Thread_local size_t reason_at;
+static _Thread_local int cuda_error;
 
 const char *strided_status_name(strided_status status)
 {
@@ -49,22 +50,51 @@ const char *strided_last_error_reason(void)
     return message + reason_at;
 }
 
+int strided_last_cuda_error(void)
+{
+    return cuda_error;
+}
+
+void strided__set_last_cuda_error(int code)
+{
+    cuda_error = code;
+}
+
 const char *strided_version(void)
 {
     return STRIDED_VERSION_STRING;
 }
 
-strided_status strided__fail(strided_status code, const char *op,
-                             const char *fmt, ...)
+static strided_status record(strided_status code, const char *op,
+                             const char *fmt, va_list args)
 {
     int n = snprintf(message, sizeof message, "%s: ", op);
     size_t at = n < 0 ? 0 : (size_t)n;
     if (at >= sizeof message)
         at = sizeof message - 1;
+    vsnprintf(message + at, sizeof message - at, fmt, args);
+    reason_at = at;
+    cuda_error = 0;
+    return code;
+}
+
+strided_status strided__fail(strided_status code, const char *op,
+                             const char *fmt, ...)
+{
     va_list args;
     va_start(args, fmt);
-    vsnprintf(message + at, sizeof message - at, fmt, args);
+    record(code, op, fmt, args);
     va_end(args);
-    reason_at = at;
     return code;
+}
+
+strided_status strided_set_last_error(strided_status status,
+                                      const char *operation,
+                                      const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    record(status, operation ? operation : "error", format ? format : "", args);
+    va_end(args);
+    return status;
 }

@@ -30,7 +30,9 @@ extern "C" {
     X(STRIDED_ERR_OVERFLOW, 2, "integer overflow")                             \
     X(STRIDED_ERR_OUT_OF_MEMORY, 3, "out of memory")                           \
     X(STRIDED_ERR_UNSUPPORTED, 4, "unsupported")                               \
-    X(STRIDED_ERR_INTERNAL, 5, "internal error")
+    X(STRIDED_ERR_INTERNAL, 5, "internal error")                               \
+    X(STRIDED_ERR_NO_CUDA_DRIVER, 6, "no CUDA driver")                         \
+    X(STRIDED_ERR_CUDA, 7, "CUDA driver error")
 
 /* The result of every fallible function. */
 typedef enum strided_status {
@@ -55,6 +57,25 @@ STRIDED_API const char *strided_last_error(void);
  * binding raises exceptions with this text, so that they read exactly as
  * cuda.core's. Never NULL. */
 STRIDED_API const char *strided_last_error_reason(void);
+
+/* Record "operation: <formatted text>" as the calling thread's last error
+ * and return status, the way the library's own failures do. For code that
+ * plugs into the library, such as a user-defined memory resource's allocate
+ * callback, so that its failures read like the library's.
+ *   operation  a short name, e.g. "my_pool_alloc" (NULL: "error")
+ *   format     printf-style (NULL: empty) */
+STRIDED_API strided_status strided_set_last_error(strided_status status,
+                                                  const char *operation,
+                                                  const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The CUresult of the calling thread's most recent failure when it came from
+ * the CUDA driver (status STRIDED_ERR_CUDA), else 0. The message names the
+ * driver call, the error's name and its text. */
+STRIDED_API int strided_last_cuda_error(void);
 
 #ifdef __cplusplus
 }

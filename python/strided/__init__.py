@@ -2,8 +2,35 @@
 
 ``StridedLayout`` (also importable as ``_StridedLayout``) matches cuda.core's
 ``_StridedLayout``; see docs/layout.md for the documented differences.
+
+``Buffer`` and the memory resources (``MemoryResource``, the interface, and
+the built-in ``HostMemoryResource``, ``PinnedMemoryResource``,
+``DeviceMemoryResource`` and ``ManagedMemoryResource``) match cuda.core's
+``Buffer`` and memory resources.
 """
 
-from strided._strided import MAX_NDIM, StridedLayout, _StridedLayout, __version__
+from strided._strided import (
+    MAX_NDIM,
+    Buffer,
+    DeviceMemoryResource,
+    HostMemoryResource,
+    ManagedMemoryResource,
+    MemoryResource,
+    PinnedMemoryResource,
+    StridedLayout,
+    _StridedLayout,
+    __version__,
+)
 
-__all__ = ["MAX_NDIM", "StridedLayout", "_StridedLayout", "__version__"]
+__all__ = [
+    "MAX_NDIM",
+    "Buffer",
+    "DeviceMemoryResource",
+    "HostMemoryResource",
+    "ManagedMemoryResource",
+    "MemoryResource",
+    "PinnedMemoryResource",
+    "StridedLayout",
+    "_StridedLayout",
+    "__version__",
+]

@@ -15,6 +15,8 @@ static void test_status_values_are_the_abi(void **state)
     assert_int_equal(STRIDED_ERR_OUT_OF_MEMORY, 3);
     assert_int_equal(STRIDED_ERR_UNSUPPORTED, 4);
     assert_int_equal(STRIDED_ERR_INTERNAL, 5);
+    assert_int_equal(STRIDED_ERR_NO_CUDA_DRIVER, 6);
+    assert_int_equal(STRIDED_ERR_CUDA, 7);
 }
 
 static void test_status_name_of_each_code(void **state)
@@ -31,12 +33,16 @@ static void test_status_name_of_each_code(void **state)
                         "STRIDED_ERR_UNSUPPORTED");
     assert_string_equal(strided_status_name(STRIDED_ERR_INTERNAL),
                         "STRIDED_ERR_INTERNAL");
+    assert_string_equal(strided_status_name(STRIDED_ERR_NO_CUDA_DRIVER),
+                        "STRIDED_ERR_NO_CUDA_DRIVER");
+    assert_string_equal(strided_status_name(STRIDED_ERR_CUDA),
+                        "STRIDED_ERR_CUDA");
 }
 
 static void test_status_name_of_unknown_value(void **state)
 {
     (void)state;
-    assert_string_equal(strided_status_name((strided_status)6),
+    assert_string_equal(strided_status_name((strided_status)8),
                         "STRIDED_UNKNOWN");
     assert_string_equal(strided_status_name((strided_status)-1),
                         "STRIDED_UNKNOWN");
@@ -58,12 +64,16 @@ static void test_status_text_of_each_code(void **state)
                         "unsupported");
     assert_string_equal(strided_status_text(STRIDED_ERR_INTERNAL),
                         "internal error");
+    assert_string_equal(strided_status_text(STRIDED_ERR_NO_CUDA_DRIVER),
+                        "no CUDA driver");
+    assert_string_equal(strided_status_text(STRIDED_ERR_CUDA),
+                        "CUDA driver error");
 }
 
 static void test_status_text_of_unknown_value_is_not_null(void **state)
 {
     (void)state;
-    assert_non_null(strided_status_text((strided_status)6));
+    assert_non_null(strided_status_text((strided_status)8));
     assert_non_null(strided_status_text((strided_status)-1));
     assert_non_null(strided_status_text((strided_status)1000000));
 }

@@ -1,0 +1,267 @@
+/*
+ * buffer.c: reference-counted memory and memory-kind discovery.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cuda/driver.h"
+#include "internal.h"
+#include "strided/buffer.h"
+
+struct strided_buffer {
+    atomic_long refs;
+    void *ptr;
+    size_t size;
+    strided_memory_info info;
+    /* How the memory goes: through mr (which the buffer holds a reference
+     * to), through release, or not at all. */
+    strided_memory_resource *mr;
+    _Atomic(void *) stream;
+    strided_release_fn release;
+    void *context;
+};
+
+static strided_memory_info host_info(void)
+{
+    strided_memory_info info = {STRIDED_MEMORY_HOST, -1, true, false, false,
+                                false, 0};
+    return info;
+}
+
+/* Can the device that would run work now (the current context's, else
+ * device 0) read pageable memory directly (HMM / ATS)? */
+static bool pageable_access(const strided__driver *cu)
+{
+    CUdevice dev = 0;
+    CUcontext ctx = NULL;
+    int value = 0;
+    if (cu->cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx != NULL)
+        cu->cuCtxGetDevice(&dev);
+    else if (cu->cuDeviceGet(&dev, 0) != CUDA_SUCCESS)
+        return false;
+    return cu->cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
+                                    dev) == CUDA_SUCCESS &&
+           value == 1;
+}
+
+strided_status strided_memory_info_query(const void *ptr, strided_memory_info *out)
+{
+    const char *op = "memory_info";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    /* A process whose driver cannot be loaded or initialized has no CUDA
+     * memory: everything is plain host memory. */
+    const strided__driver *cu = strided__cuda_quiet();
+    if (cu == NULL) {
+        *out = host_info();
+        return STRIDED_OK;
+    }
+    /* One query for everything. Integer attributes are written as 4 bytes;
+     * pointer-sized ones as 8. The driver answers unknown pointers (and
+     * NULL) with memory type 0 rather than an error. */
+    unsigned int memory_type = 0;
+    int is_managed = 0, ordinal = -2;
+    CUdeviceptr device_pointer = 0;
+    CUmemoryPool pool = NULL;
+    CUpointer_attribute attributes[] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE};
+    void *data[] = {&memory_type, &is_managed, &ordinal, &device_pointer, &pool};
+    strided_status status = STRIDED_CUDA_CHECK(
+        op, cu->cuPointerGetAttributes(5, attributes, data,
+                                       (CUdeviceptr)(uintptr_t)ptr));
+    if (status != STRIDED_OK)
+        return status;
+    strided_memory_info info = host_info();
+    uintptr_t address = (uintptr_t)ptr;
+    info.pooled = pool != NULL;
+    if (memory_type == 0) {
+        /* Unregistered host memory (D1): device-accessible only where the
+         * device reads pageable memory. */
+        info.device_accessible = pageable_access(cu);
+        info.device_address = info.device_accessible ? address : 0;
+    } else if (is_managed) {
+        /* Managed memory reports MEMORY_TYPE DEVICE: test it first. */
+        info.kind = STRIDED_MEMORY_MANAGED;
+        info.device_accessible = info.managed = true;
+        info.device_id = ordinal;
+        info.device_address = address;
+    } else if (memory_type == CU_MEMORYTYPE_HOST) {
+        /* Page-locked host memory (D4): the device may reach it at another
+         * address; pinned pools report 0, meaning the host address. */
+        info.kind = STRIDED_MEMORY_PINNED;
+        info.device_accessible = true;
+        info.device_id = ordinal;
+        info.device_address = device_pointer != 0 ? (uintptr_t)device_pointer : address;
+    } else if (memory_type == CU_MEMORYTYPE_DEVICE) {
+        info.kind = STRIDED_MEMORY_DEVICE;
+        info.host_accessible = false;
+        info.device_accessible = true;
+        info.device_id = ordinal;
+        info.device_address = address;
+    } else {
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "Unsupported memory type: %u", memory_type);
+    }
+    *out = info;
+    return STRIDED_OK;
+}
+
+/* The memory kind of a resource's allocation, from its properties. */
+static strided_memory_info resource_info(const strided_memory_resource *mr,
+                                         void *ptr)
+{
+    strided_memory_resource_props p = strided_memory_resource_properties(mr);
+    strided_memory_info info = {STRIDED_MEMORY_HOST, p.device_id,
+                                p.host_accessible, p.device_accessible,
+                                p.managed, p.pooled, 0};
+    if (p.managed)
+        info.kind = STRIDED_MEMORY_MANAGED;
+    else if (p.host_accessible && p.device_accessible)
+        info.kind = STRIDED_MEMORY_PINNED;
+    else if (p.device_accessible)
+        info.kind = STRIDED_MEMORY_DEVICE;
+    info.device_address = p.device_accessible ? (uintptr_t)ptr : 0;
+    return info;
+}
+
+/* A buffer with one reference, or NULL when it cannot be allocated. */
+static strided_buffer *new_buffer(void *ptr, size_t size,
+                                  strided_memory_info info)
+{
+    strided_buffer *b = strided__malloc(sizeof *b);
+    if (b == NULL)
+        return NULL;
+    atomic_init(&b->refs, 1);
+    b->ptr = ptr;
+    b->size = size;
+    b->info = info;
+    b->mr = NULL;
+    atomic_init(&b->stream, NULL);
+    b->release = NULL;
+    b->context = NULL;
+    return b;
+}
+
+strided_status strided_buffer_alloc(strided_memory_resource *mr, size_t size,
+                                    void *stream, strided_buffer **out)
+{
+    const char *op = "alloc";
+    if (mr == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "a memory resource and out are required");
+    void *ptr = NULL;
+    strided_status status = strided__resource_allocate(mr, size, stream, &ptr);
+    if (status != STRIDED_OK)
+        return status;
+    strided_buffer *b = new_buffer(ptr, size, resource_info(mr, ptr));
+    if (b == NULL) {
+        strided__resource_deallocate(mr, ptr, size, stream);
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
+                             "cannot allocate a buffer");
+    }
+    b->mr = strided_memory_resource_retain(mr);
+    atomic_store(&b->stream, stream);
+    *out = b;
+    return STRIDED_OK;
+}
+
+strided_status strided_buffer_wrap(void *ptr, size_t size,
+                                   strided_release_fn release, void *context,
+                                   strided_buffer **out)
+{
+    const char *op = "wrap";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    strided_memory_info info;
+    strided_status status = strided_memory_info_query(ptr, &info);
+    if (status != STRIDED_OK)
+        return status;
+    strided_buffer *b = new_buffer(ptr, size, info);
+    if (b == NULL)
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
+                             "cannot allocate a buffer");
+    b->release = release;
+    b->context = context;
+    *out = b;
+    return STRIDED_OK;
+}
+
+strided_status strided_buffer_wrap_resource(void *ptr, size_t size,
+                                            strided_memory_resource *mr,
+                                            void *stream, strided_buffer **out)
+{
+    const char *op = "wrap_resource";
+    if (mr == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "a memory resource and out are required");
+    strided_buffer *b = new_buffer(ptr, size, resource_info(mr, ptr));
+    if (b == NULL)
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
+                             "cannot allocate a buffer");
+    b->mr = strided_memory_resource_retain(mr);
+    atomic_store(&b->stream, stream);
+    *out = b;
+    return STRIDED_OK;
+}
+
+strided_buffer *strided_buffer_retain(strided_buffer *b)
+{
+    if (b != NULL)
+        atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+    return b;
+}
+
+void strided_buffer_release(strided_buffer *b)
+{
+    if (b == NULL)
+        return;
+    /* acq_rel: every holder's uses of the memory happen before the free. */
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (b->mr != NULL) {
+        strided__resource_deallocate(b->mr, b->ptr, b->size, atomic_load(&b->stream));
+        strided_memory_resource_release(b->mr);
+    } else if (b->release != NULL) {
+        b->release(b->context, b->ptr, b->size);
+    }
+    strided__free(b);
+}
+
+void *strided_buffer_ptr(const strided_buffer *b)
+{
+    return b->ptr;
+}
+
+size_t strided_buffer_size(const strided_buffer *b)
+{
+    return b->size;
+}
+
+strided_memory_resource *strided_buffer_resource(const strided_buffer *b)
+{
+    return b->mr;
+}
+
+strided_memory_info strided_buffer_memory_info(const strided_buffer *b)
+{
+    return b->info;
+}
+
+long strided_buffer_use_count(const strided_buffer *b)
+{
+    return atomic_load(&((strided_buffer *)b)->refs);
+}
+
+strided_status strided_buffer_set_deallocation_stream(strided_buffer *b,
+                                                      void *stream)
+{
+    if (b->mr == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT,
+                             "set_deallocation_stream",
+                             "the buffer is not owned by a memory resource, so "
+                             "it has no deallocation stream");
+    atomic_store(&b->stream, stream);
+    return STRIDED_OK;
+}

@@ -1,0 +1,135 @@
+/*
+ * cuda/cuda_api.h: the part of the CUDA driver API that libstrided uses
+ * (internal, never installed).
+ *
+ * libstrided builds without the CUDA toolkit, so it cannot include cuda.h.
+ * This header declares, under the driver's own names, exactly the types,
+ * enumerators and constants the library needs. Every value is taken from the
+ * CUDA 13 driver API (cuda.h of CUDA 13.0); enumerations list only the
+ * members used, with their values written out. The entry points themselves
+ * are not declared here: they are function pointers in strided__driver
+ * (cuda/driver.h), resolved through cuGetProcAddress at the API version
+ * STRIDED_CUDA_API_VERSION, whose signatures these declarations follow.
+ */
+#ifndef STRIDED_CUDA_API_H
+#define STRIDED_CUDA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The driver API version we ask cuGetProcAddress for: the signatures below
+ * (and so the _v2 variants, e.g. cuMemFree_v2) are those of CUDA 12.0. A
+ * driver older than this is treated as no driver. */
+#define STRIDED_CUDA_API_VERSION 12000
+
+/* Opaque handles and plain types. */
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef unsigned long long CUdeviceptr;
+typedef uint64_t cuuint64_t;
+
+/* Result codes (the ones the library and its tests name). */
+typedef enum cudaError_enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_DEINITIALIZED = 4,
+    CUDA_ERROR_STUB_LIBRARY = 34,
+    CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    CUDA_ERROR_NOT_PERMITTED = 800,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    CUDA_ERROR_UNKNOWN = 999
+} CUresult;
+
+/* Device ordinals with a meaning of their own. */
+#define CU_DEVICE_CPU ((CUdevice)-1)
+#define CU_DEVICE_INVALID ((CUdevice)-2)
+
+/* Special stream handles. */
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+
+/* Device attributes (cuDeviceGetAttribute). */
+typedef enum CUdevice_attribute_enum {
+    CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19,
+    CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
+    CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
+    CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 88,
+    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
+    CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 91,
+    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
+} CUdevice_attribute;
+
+/* Pointer attributes (cuPointerGetAttributes). MEMORY_TYPE is written as an
+ * unsigned int, IS_MANAGED and DEVICE_ORDINAL as int, CONTEXT, DEVICE_POINTER,
+ * HOST_POINTER, RANGE_START_ADDR and MEMPOOL_HANDLE as pointer-sized values,
+ * RANGE_SIZE as a size_t. */
+typedef enum CUpointer_attribute_enum {
+    CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+    CU_POINTER_ATTRIBUTE_HOST_POINTER = 4,
+    CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+    CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+    CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17
+} CUpointer_attribute;
+
+/* Memory types; the driver reports 0 for memory it does not know. */
+typedef enum CUmemorytype_enum {
+    CU_MEMORYTYPE_HOST = 0x01,
+    CU_MEMORYTYPE_DEVICE = 0x02,
+    CU_MEMORYTYPE_ARRAY = 0x03,
+    CU_MEMORYTYPE_UNIFIED = 0x04
+} CUmemorytype;
+
+/* Memory pool attributes; RELEASE_THRESHOLD takes a cuuint64_t. */
+typedef enum CUmemPool_attribute_enum {
+    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
+} CUmemPool_attribute;
+
+/* cuMemHostAlloc flags. */
+#define CU_MEMHOSTALLOC_PORTABLE 0x01
+#define CU_MEMHOSTALLOC_DEVICEMAP 0x02
+
+/* cuMemAllocManaged flags. */
+#define CU_MEM_ATTACH_GLOBAL 0x1
+#define CU_MEM_ATTACH_HOST 0x2
+
+/* cuGetProcAddress search flags. */
+typedef enum CUdriverProcAddress_flags_enum {
+    CU_GET_PROC_ADDRESS_DEFAULT = 0,
+    CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1 << 0,
+    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 1 << 1
+} CUdriverProcAddress_flags;
+
+/* What cuGetProcAddress_v2 found. */
+typedef enum CUdriverProcAddressQueryResult_enum {
+    CU_GET_PROC_ADDRESS_SUCCESS = 0,
+    CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+    CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+} CUdriverProcAddressQueryResult;
+
+/* The two lookup functions, found with dlsym: cuGetProcAddress_v2 (CUDA 12.0
+ * and later) and the original cuGetProcAddress (CUDA 11.3 to 11.8). */
+typedef CUresult (*strided__cuGetProcAddress_v2_fn)(
+    const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+    CUdriverProcAddressQueryResult *symbolStatus);
+typedef CUresult (*strided__cuGetProcAddress_v1_fn)(const char *symbol,
+                                                    void **pfn,
+                                                    int cudaVersion,
+                                                    cuuint64_t flags);
+
+#endif

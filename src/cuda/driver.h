@@ -1,0 +1,94 @@
+/*
+ * cuda/driver.h: the CUDA driver, loaded at run time (internal).
+ *
+ * libstrided links no CUDA library. The first call that needs the driver
+ * loads libcuda.so.1 (or the library named by the environment variable
+ * STRIDED_CUDA_DRIVER, which tests use to load a fake driver), resolves
+ * every entry point below through cuGetProcAddress (asking for the API
+ * version the declarations in cuda_api.h follow), and calls cuInit(0) - once,
+ * thread-safely. Without a driver, strided__cuda() fails with
+ * STRIDED_ERR_NO_CUDA_DRIVER and a message that says why (dlopen's text);
+ * host-only features never call it.
+ *
+ * Every driver failure becomes STRIDED_ERR_CUDA through strided__cuda_fail,
+ * whose message names the operation, the driver call, the error's name and
+ * its text: "alloc: cuMemAllocFromPoolAsync failed: CUDA_ERROR_OUT_OF_MEMORY
+ * (out of memory)".
+ */
+#ifndef STRIDED_CUDA_DRIVER_H
+#define STRIDED_CUDA_DRIVER_H
+
+#include <stdbool.h>
+
+#include "cuda/cuda_api.h"
+#include "internal.h"
+
+/* The driver's entry points used by libstrided. */
+typedef struct strided__driver {
+    int version; /* cuDriverGetVersion, e.g. 13000 */
+    CUresult (*cuGetErrorName)(CUresult, const char **);
+    CUresult (*cuGetErrorString)(CUresult, const char **);
+    CUresult (*cuDeviceGetCount)(int *);
+    CUresult (*cuDeviceGet)(CUdevice *, int);
+    CUresult (*cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*cuCtxGetCurrent)(CUcontext *);
+    CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuCtxGetDevice)(CUdevice *);
+    CUresult (*cuPointerGetAttributes)(unsigned int, CUpointer_attribute *,
+                                       void **, CUdeviceptr);
+    CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuMemHostAlloc)(void **, size_t, unsigned int);
+    CUresult (*cuMemFreeHost)(void *);
+    CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned int);
+    CUresult (*cuMemFree)(CUdeviceptr);
+    CUresult (*cuDeviceGetMemPool)(CUmemoryPool *, CUdevice);
+    CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
+    CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool,
+                                        CUstream);
+    CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+} strided__driver;
+
+/* The loaded driver, or STRIDED_ERR_NO_CUDA_DRIVER (message: op, then why:
+ * "no CUDA driver: libcuda.so.1: cannot open shared object file ..."), or
+ * STRIDED_ERR_CUDA when cuInit or resolving an entry point fails. The
+ * outcome of the first call is kept: later calls give the same answer. */
+strided_status strided__cuda(const char *op, const strided__driver **out);
+
+/* The loaded driver, loading it if needed, or NULL when there is none;
+ * records no message, for callers to whom "no driver" is an answer, not a
+ * failure (memory classification: no driver, no CUDA memory). */
+const strided__driver *strided__cuda_quiet(void);
+
+/* True when a driver has been loaded successfully (never loads one). */
+bool strided__cuda_loaded(void);
+
+/* Record a failed driver call as the calling thread's last error and return
+ * STRIDED_ERR_CUDA; strided_last_cuda_error() then returns result. */
+strided_status strided__cuda_fail(const char *op, const char *call,
+                                  CUresult result);
+
+/* Check one driver call: STRIDED_OK for CUDA_SUCCESS, else
+ * strided__cuda_fail(op, #call, result). */
+#define STRIDED_CUDA_CHECK(op, call)                                          \
+    strided__cuda_check((op), #call, (call))
+strided_status strided__cuda_check(const char *op, const char *call,
+                                   CUresult result);
+
+/* A device's primary context made current for a scope: enter retains the
+ * primary context of device (once per device for the life of the process)
+ * and makes it current if it is not; leave restores the context that was
+ * current before. Fails with STRIDED_ERR_INVALID_ARGUMENT for a device
+ * ordinal that does not exist. */
+typedef struct strided__context_scope {
+    CUcontext previous;
+    bool switched;
+} strided__context_scope;
+
+strided_status strided__context_enter(const char *op,
+                                      const strided__driver *cu, int device,
+                                      strided__context_scope *scope);
+void strided__context_leave(const strided__driver *cu,
+                            strided__context_scope *scope);
+
+#endif

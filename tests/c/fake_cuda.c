@@ -1,0 +1,835 @@
+/*
+ * fake_cuda.c: a fake CUDA driver for the C tests (see fake_cuda.h).
+ *
+ * It is a shared library that libstrided loads in place of libcuda.so.1
+ * (STRIDED_CUDA_DRIVER). Only the lookup functions and the control functions
+ * are exported; every entry point is reached through cuGetProcAddress, as
+ * libstrided reaches the real driver's.
+ *
+ * It behaves like the real driver where libstrided depends on it:
+ *   - nothing but cuDriverGetVersion, cuGetErrorName/String and the lookup
+ *     works before cuInit (CUDA_ERROR_NOT_INITIALIZED);
+ *   - cuGetProcAddress refuses a version newer than the driver's
+ *     (CUDA_ERROR_INVALID_VALUE) and one older than the entry point's
+ *     (CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+ *   - allocation and free calls need a current context
+ *     (CUDA_ERROR_INVALID_CONTEXT), and pinned and managed memory belong to
+ *     the current context's device;
+ *   - cuPointerGetAttributes answers from the range table the way the real
+ *     driver does (buffer-view.md section 2.4), with the driver's defaults
+ *     for unknown pointers and NULL, and success;
+ *   - the current context is per thread; each device has one primary
+ *     context object for the life of the process.
+ * Memory "on the device" is ordinary host memory, so tests may touch it.
+ *
+ * Two environment variables, read at lookup time, make a broken driver:
+ * FAKE_CUDA_DRIVER_VERSION (what cuDriverGetVersion says, default 13000) and
+ * FAKE_CUDA_HIDE (an entry point that cuGetProcAddress does not find).
+ * Built with FAKE_CUDA_V1_ONLY, the library exports only the CUDA 11
+ * cuGetProcAddress, like a driver older than 12.0.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda_api.h"
+#include "fake_cuda.h"
+
+#define FAKE_EXPORT __attribute__((visibility("default")))
+
+FAKE_EXPORT void fake_cuda_reset(int device_count, int pageable_memory_access,
+                                 int memory_pools_supported);
+FAKE_EXPORT void fake_cuda_add_range(const fake_cuda_range *range);
+FAKE_EXPORT void fake_cuda_fail_next(const char *name, int result);
+FAKE_EXPORT long fake_cuda_calls(const char *name);
+FAKE_EXPORT void *fake_cuda_current_context(void);
+FAKE_EXPORT long fake_cuda_live_bytes(void);
+FAKE_EXPORT void *fake_cuda_last_stream(const char *name);
+#ifndef FAKE_CUDA_V1_ONLY
+FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
+                                         int cudaVersion, cuuint64_t flags,
+                                         CUdriverProcAddressQueryResult *status);
+#endif
+FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
+                                      int cudaVersion, cuuint64_t flags);
+
+#define MAX_DEVICES 64
+#define ALIGNMENT 256
+
+/* The opaque driver objects. */
+struct CUctx_st {
+    int device;
+};
+struct CUmemPoolHandle_st {
+    int device;
+    cuuint64_t release_threshold;
+};
+
+static struct CUctx_st contexts[MAX_DEVICES];
+static struct CUmemPoolHandle_st pools[MAX_DEVICES];
+static _Thread_local CUcontext current;
+
+/* Each device's primary context and default pool know their device. */
+__attribute__((constructor)) static void number_devices(void)
+{
+    for (int i = 0; i < MAX_DEVICES; i++) {
+        contexts[i].device = i;
+        pools[i].device = i;
+    }
+}
+
+/* The entry points, for call counts and injected failures. */
+#define ENTRY_POINTS(X)                                                        \
+    X(cuGetProcAddress)                                                        \
+    X(cuInit)                                                                  \
+    X(cuDriverGetVersion)                                                      \
+    X(cuGetErrorName)                                                          \
+    X(cuGetErrorString)                                                        \
+    X(cuDeviceGetCount)                                                        \
+    X(cuDeviceGet)                                                             \
+    X(cuDeviceGetAttribute)                                                    \
+    X(cuDevicePrimaryCtxRetain)                                                \
+    X(cuCtxGetCurrent)                                                         \
+    X(cuCtxSetCurrent)                                                         \
+    X(cuCtxGetDevice)                                                          \
+    X(cuPointerGetAttributes)                                                  \
+    X(cuStreamSynchronize)                                                     \
+    X(cuMemHostAlloc)                                                          \
+    X(cuMemFreeHost)                                                           \
+    X(cuMemAllocManaged)                                                       \
+    X(cuMemFree)                                                               \
+    X(cuDeviceGetMemPool)                                                      \
+    X(cuMemPoolSetAttribute)                                                   \
+    X(cuMemAllocFromPoolAsync)                                                 \
+    X(cuMemFreeAsync)
+
+enum {
+#define X(name) E_##name,
+    ENTRY_POINTS(X)
+#undef X
+    E_COUNT
+};
+
+static const char *const entry_names[E_COUNT] = {
+#define X(name) #name,
+    ENTRY_POINTS(X)
+#undef X
+};
+
+/* How a range came to be, so that each free call accepts only its own. */
+typedef enum origin { ADDED, HOST_ALLOC, MANAGED_ALLOC, POOL_ALLOC } origin;
+
+typedef struct range {
+    fake_cuda_range r;
+    origin how;
+    void *memory; /* what to free; NULL for added ranges */
+} range;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static range *ranges;
+static size_t nranges, capacity;
+static int device_count = 1;
+static int pageable_access;
+static int pools_supported = 1;
+static bool initialized;
+static long live;
+static long calls[E_COUNT];
+static bool fail_pending[E_COUNT];
+static CUresult fail_result[E_COUNT];
+static void *last_stream[E_COUNT];
+
+static int entry_index(const char *name)
+{
+    for (int i = 0; i < E_COUNT; i++)
+        if (strcmp(entry_names[i], name) == 0)
+            return i;
+    fprintf(stderr, "fake_cuda: unknown entry point \"%s\"\n", name);
+    abort();
+}
+
+/* Count a call; true (with the result to return) when it is to fail. */
+static bool begin_call(int e, CUresult *result)
+{
+    bool fail;
+
+    pthread_mutex_lock(&lock);
+    calls[e]++;
+    fail = fail_pending[e];
+    fail_pending[e] = false;
+    *result = fail_result[e];
+    pthread_mutex_unlock(&lock);
+    return fail;
+}
+
+/* The opening of every entry point: count, injected failure, cuInit. */
+#define BEGIN(name)                                                            \
+    do {                                                                       \
+        CUresult injected_;                                                    \
+        if (begin_call(E_##name, &injected_))                                  \
+            return injected_;                                                  \
+    } while (0)
+#define BEGIN_INITIALIZED(name)                                                \
+    do {                                                                       \
+        BEGIN(name);                                                           \
+        if (!initialized)                                                      \
+            return CUDA_ERROR_NOT_INITIALIZED;                                 \
+    } while (0)
+
+static bool valid_device(int dev)
+{
+    return dev >= 0 && dev < device_count;
+}
+
+/* The range that contains address p, or NULL. Assumes: lock held. */
+static range *find(uintptr_t p)
+{
+    for (size_t i = 0; i < nranges; i++) {
+        const fake_cuda_range *r = &ranges[i].r;
+        if (p == r->begin || (p > r->begin && p - r->begin < r->size))
+            return &ranges[i];
+    }
+    return NULL;
+}
+
+/* Assumes: lock held. */
+static void add(const fake_cuda_range *r, origin how, void *memory)
+{
+    if (nranges == capacity) {
+        size_t n = capacity == 0 ? 16 : 2 * capacity;
+        range *grown = realloc(ranges, n * sizeof *grown);
+        if (grown == NULL) {
+            fprintf(stderr, "fake_cuda: out of memory\n");
+            abort();
+        }
+        ranges = grown;
+        capacity = n;
+    }
+    ranges[nranges].r = *r;
+    ranges[nranges].how = how;
+    ranges[nranges].memory = memory;
+    nranges++;
+    if (memory != NULL)
+        live += (long)r->size;
+}
+
+/* Free an allocation that starts at p and was made one of the two ways
+ * given; false if there is none. Assumes: lock held. */
+static bool remove_allocation(uintptr_t p, origin how1, origin how2)
+{
+    for (size_t i = 0; i < nranges; i++) {
+        range *x = &ranges[i];
+        if (x->r.begin == p && x->memory != NULL &&
+            (x->how == how1 || x->how == how2)) {
+            free(x->memory);
+            live -= (long)x->r.size;
+            ranges[i] = ranges[nranges - 1];
+            nranges--;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Real memory for an allocation of size bytes, 256-byte aligned. */
+static void *backing(size_t size)
+{
+    size_t rounded = (size + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+    return aligned_alloc(ALIGNMENT, rounded);
+}
+
+/* ---- control ---- */
+
+void fake_cuda_reset(int count, int pageable_memory_access,
+                     int memory_pools_supported)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nranges; i++)
+        free(ranges[i].memory);
+    free(ranges);
+    ranges = NULL;
+    nranges = capacity = 0;
+    live = 0;
+    device_count = count < 0 ? 0 : count > MAX_DEVICES ? MAX_DEVICES : count;
+    pageable_access = pageable_memory_access;
+    pools_supported = memory_pools_supported;
+    for (int i = 0; i < E_COUNT; i++) {
+        calls[i] = 0;
+        fail_pending[i] = false;
+        last_stream[i] = NULL;
+    }
+    for (int i = 0; i < MAX_DEVICES; i++)
+        pools[i].release_threshold = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void fake_cuda_add_range(const fake_cuda_range *r)
+{
+    pthread_mutex_lock(&lock);
+    add(r, ADDED, NULL);
+    pthread_mutex_unlock(&lock);
+}
+
+void fake_cuda_fail_next(const char *name, int result)
+{
+    int e = entry_index(name);
+    pthread_mutex_lock(&lock);
+    fail_pending[e] = true;
+    fail_result[e] = (CUresult)result;
+    pthread_mutex_unlock(&lock);
+}
+
+long fake_cuda_calls(const char *name)
+{
+    int e = entry_index(name);
+    pthread_mutex_lock(&lock);
+    long n = calls[e];
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void *fake_cuda_current_context(void)
+{
+    return current;
+}
+
+long fake_cuda_live_bytes(void)
+{
+    pthread_mutex_lock(&lock);
+    long n = live;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void *fake_cuda_last_stream(const char *name)
+{
+    int e = entry_index(name);
+    pthread_mutex_lock(&lock);
+    void *s = last_stream[e];
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+/* ---- entry points ---- */
+
+static int driver_version(void)
+{
+    const char *v = getenv("FAKE_CUDA_DRIVER_VERSION");
+    return v != NULL && v[0] != '\0' ? atoi(v) : 13000;
+}
+
+static CUresult fake_cuInit(unsigned int flags)
+{
+    BEGIN(cuInit);
+    if (flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    initialized = true;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDriverGetVersion(int *version)
+{
+    BEGIN(cuDriverGetVersion);
+    if (version == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *version = driver_version();
+    return CUDA_SUCCESS;
+}
+
+typedef struct error_text {
+    CUresult code;
+    const char *name;
+    const char *text;
+} error_text;
+
+static const error_text errors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED",
+     "initialization error"},
+    {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED",
+     "driver shutting down"},
+    {CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY",
+     "CUDA driver is a stub library"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE",
+     "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE",
+     "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT",
+     "invalid device context"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE",
+     "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED",
+     "operation not permitted"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
+     "operation not supported"},
+    {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+     "system has unsupported display driver / cuda driver combination"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+     "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+static const error_text *find_error(CUresult code)
+{
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].code == code)
+            return &errors[i];
+    return NULL;
+}
+
+static CUresult fake_cuGetErrorName(CUresult error, const char **out)
+{
+    BEGIN(cuGetErrorName);
+    const error_text *e = find_error(error);
+    *out = e != NULL ? e->name : NULL;
+    return e != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fake_cuGetErrorString(CUresult error, const char **out)
+{
+    BEGIN(cuGetErrorString);
+    const error_text *e = find_error(error);
+    *out = e != NULL ? e->text : NULL;
+    return e != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fake_cuDeviceGetCount(int *count)
+{
+    BEGIN_INITIALIZED(cuDeviceGetCount);
+    if (count == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    *count = device_count;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDeviceGet(CUdevice *dev, int ordinal)
+{
+    BEGIN_INITIALIZED(cuDeviceGet);
+    if (dev == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool ok = valid_device(ordinal);
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *dev = ordinal;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr,
+                                          CUdevice dev)
+{
+    BEGIN_INITIALIZED(cuDeviceGetAttribute);
+    if (value == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool ok = valid_device(dev);
+    int pageable = pageable_access, pools_ok = pools_supported;
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_DEVICE;
+    switch (attr) {
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
+        *value = pageable;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+        *value = pools_ok;
+        break;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
+        *value = 1;
+        break;
+    default:
+        *value = 0;
+        break;
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+    BEGIN_INITIALIZED(cuDevicePrimaryCtxRetain);
+    if (ctx == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool ok = valid_device(dev);
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *ctx = &contexts[dev];
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuCtxGetCurrent(CUcontext *ctx)
+{
+    BEGIN_INITIALIZED(cuCtxGetCurrent);
+    if (ctx == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *ctx = current;
+    return CUDA_SUCCESS;
+}
+
+static bool is_context(CUcontext ctx)
+{
+    uintptr_t p = (uintptr_t)ctx, first = (uintptr_t)&contexts[0];
+    return p >= first && p < first + sizeof contexts &&
+           (p - first) % sizeof contexts[0] == 0;
+}
+
+static CUresult fake_cuCtxSetCurrent(CUcontext ctx)
+{
+    BEGIN_INITIALIZED(cuCtxSetCurrent);
+    if (ctx != NULL && !is_context(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    current = ctx;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuCtxGetDevice(CUdevice *dev)
+{
+    BEGIN_INITIALIZED(cuCtxGetDevice);
+    if (dev == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *dev = current->device;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuPointerGetAttributes(unsigned int n,
+                                            CUpointer_attribute *attributes,
+                                            void **data, CUdeviceptr ptr)
+{
+    BEGIN_INITIALIZED(cuPointerGetAttributes);
+    if (n > 0 && (attributes == NULL || data == NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t p = (uintptr_t)ptr;
+    pthread_mutex_lock(&lock);
+    const range *x = find(p);
+    fake_cuda_range r = {0, 0, 0, 0, CU_DEVICE_INVALID, 0, NULL};
+    if (x != NULL)
+        r = x->r;
+    pthread_mutex_unlock(&lock);
+    bool known = x != NULL;
+    bool host_visible = !known || r.memory_type == CU_MEMORYTYPE_HOST ||
+                        r.is_managed;
+    for (unsigned int i = 0; i < n; i++) {
+        void *out = data[i];
+        if (out == NULL)
+            return CUDA_ERROR_INVALID_VALUE;
+        switch (attributes[i]) {
+        case CU_POINTER_ATTRIBUTE_CONTEXT: {
+            CUcontext ctx = NULL;
+            if (known && r.mempool == NULL && r.device_ordinal >= 0 &&
+                r.device_ordinal < MAX_DEVICES)
+                ctx = &contexts[r.device_ordinal];
+            memcpy(out, &ctx, sizeof ctx);
+            break;
+        }
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: {
+            unsigned int t = known ? r.memory_type : 0;
+            memcpy(out, &t, sizeof t);
+            break;
+        }
+        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {
+            CUdeviceptr d = 0;
+            if (known && r.device_pointer != 0)
+                d = (CUdeviceptr)(r.device_pointer + (p - r.begin));
+            memcpy(out, &d, sizeof d);
+            break;
+        }
+        case CU_POINTER_ATTRIBUTE_HOST_POINTER: {
+            void *h = host_visible ? (void *)p : NULL;
+            memcpy(out, &h, sizeof h);
+            break;
+        }
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED: {
+            int m = known ? r.is_managed : 0;
+            memcpy(out, &m, sizeof m);
+            break;
+        }
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {
+            int o = known ? r.device_ordinal : CU_DEVICE_INVALID;
+            memcpy(out, &o, sizeof o);
+            break;
+        }
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            if (known) {
+                CUdeviceptr b = (CUdeviceptr)r.begin;
+                memcpy(out, &b, sizeof b);
+            }
+            break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+            if (known)
+                memcpy(out, &r.size, sizeof r.size);
+            break;
+        case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: {
+            void *pool = known ? r.mempool : NULL;
+            memcpy(out, &pool, sizeof pool);
+            break;
+        }
+        default:
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+static void note_stream(int e, CUstream stream)
+{
+    pthread_mutex_lock(&lock);
+    last_stream[e] = stream;
+    pthread_mutex_unlock(&lock);
+}
+
+static CUresult fake_cuStreamSynchronize(CUstream stream)
+{
+    BEGIN_INITIALIZED(cuStreamSynchronize);
+    note_stream(E_cuStreamSynchronize, stream);
+    /* The legacy and per-thread default streams belong to the current
+     * context; any other value is a stream of its own. */
+    if ((stream == NULL || stream == CU_STREAM_LEGACY ||
+         stream == CU_STREAM_PER_THREAD) &&
+        current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
+{
+    BEGIN_INITIALIZED(cuMemHostAlloc);
+    if (pp == NULL || size == 0 ||
+        (flags & ~(unsigned int)(CU_MEMHOSTALLOC_PORTABLE |
+                                 CU_MEMHOSTALLOC_DEVICEMAP | 0x04)) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    void *m = backing(size);
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_HOST, 0,
+                         current->device, (uintptr_t)m, NULL};
+    pthread_mutex_lock(&lock);
+    add(&r, HOST_ALLOC, m);
+    pthread_mutex_unlock(&lock);
+    *pp = m;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemFreeHost(void *p)
+{
+    BEGIN_INITIALIZED(cuMemFreeHost);
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    bool ok = remove_allocation((uintptr_t)p, HOST_ALLOC, HOST_ALLOC);
+    pthread_mutex_unlock(&lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fake_cuMemAllocManaged(CUdeviceptr *dptr, size_t size,
+                                       unsigned int flags)
+{
+    BEGIN_INITIALIZED(cuMemAllocManaged);
+    if (dptr == NULL || size == 0 ||
+        (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    void *m = backing(size);
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_DEVICE, 1,
+                         current->device, (uintptr_t)m, NULL};
+    pthread_mutex_lock(&lock);
+    add(&r, MANAGED_ALLOC, m);
+    pthread_mutex_unlock(&lock);
+    *dptr = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemFree(CUdeviceptr dptr)
+{
+    BEGIN_INITIALIZED(cuMemFree);
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    bool ok = remove_allocation((uintptr_t)dptr, MANAGED_ALLOC, POOL_ALLOC);
+    pthread_mutex_unlock(&lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static bool is_pool(CUmemoryPool pool)
+{
+    uintptr_t p = (uintptr_t)pool, first = (uintptr_t)&pools[0];
+    return p >= first && p < first + sizeof pools &&
+           (p - first) % sizeof pools[0] == 0;
+}
+
+static CUresult fake_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    BEGIN_INITIALIZED(cuDeviceGetMemPool);
+    if (pool == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool ok = valid_device(dev), supported = pools_supported != 0;
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!supported)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    *pool = &pools[dev];
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemPoolSetAttribute(CUmemoryPool pool,
+                                           CUmemPool_attribute attr,
+                                           void *value)
+{
+    BEGIN_INITIALIZED(cuMemPoolSetAttribute);
+    if (!is_pool(pool) || value == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) {
+        pthread_mutex_lock(&lock);
+        memcpy(&pool->release_threshold, value, sizeof(cuuint64_t));
+        pthread_mutex_unlock(&lock);
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size,
+                                             CUmemoryPool pool,
+                                             CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemAllocFromPoolAsync);
+    note_stream(E_cuMemAllocFromPoolAsync, stream);
+    if (dptr == NULL || size == 0 || !is_pool(pool))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    void *m = backing(size);
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_DEVICE, 0,
+                         pool->device, (uintptr_t)m, pool};
+    pthread_mutex_lock(&lock);
+    add(&r, POOL_ALLOC, m);
+    pthread_mutex_unlock(&lock);
+    *dptr = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemFreeAsync);
+    note_stream(E_cuMemFreeAsync, stream);
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    bool ok = remove_allocation((uintptr_t)dptr, POOL_ALLOC, MANAGED_ALLOC);
+    pthread_mutex_unlock(&lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- lookup ---- */
+
+typedef struct symbol {
+    const char *name;
+    void (*fn)(void);
+    int since; /* the CUDA version that introduced this variant */
+} symbol;
+
+#define SYMBOL(name, since) {#name, (void (*)(void))fake_##name, since}
+static const symbol symbols[] = {
+    SYMBOL(cuInit, 2000),
+    SYMBOL(cuDriverGetVersion, 2020),
+    SYMBOL(cuGetErrorName, 6000),
+    SYMBOL(cuGetErrorString, 6000),
+    SYMBOL(cuDeviceGetCount, 2000),
+    SYMBOL(cuDeviceGet, 2000),
+    SYMBOL(cuDeviceGetAttribute, 2000),
+    SYMBOL(cuDevicePrimaryCtxRetain, 7000),
+    SYMBOL(cuCtxGetCurrent, 4000),
+    SYMBOL(cuCtxSetCurrent, 4000),
+    SYMBOL(cuCtxGetDevice, 2000),
+    SYMBOL(cuPointerGetAttributes, 7000),
+    SYMBOL(cuStreamSynchronize, 2000),
+    SYMBOL(cuMemHostAlloc, 2020),
+    SYMBOL(cuMemFreeHost, 2000),
+    SYMBOL(cuMemAllocManaged, 6000),
+    SYMBOL(cuMemFree, 3020), /* cuMemFree_v2 */
+    SYMBOL(cuDeviceGetMemPool, 11020),
+    SYMBOL(cuMemPoolSetAttribute, 11020),
+    SYMBOL(cuMemAllocFromPoolAsync, 11020),
+    SYMBOL(cuMemFreeAsync, 11020),
+};
+#undef SYMBOL
+
+static CUresult lookup(const char *name, void **pfn, int version,
+                       CUdriverProcAddressQueryResult *status)
+{
+    const char *hidden = getenv("FAKE_CUDA_HIDE");
+
+    BEGIN(cuGetProcAddress);
+    if (name == NULL || pfn == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pfn = NULL;
+    if (version > driver_version())
+        return CUDA_ERROR_INVALID_VALUE;
+    *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (hidden != NULL && strcmp(hidden, name) == 0)
+        return CUDA_SUCCESS;
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+        if (strcmp(symbols[i].name, name) != 0)
+            continue;
+        if (version < symbols[i].since) {
+            *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+            return CUDA_SUCCESS;
+        }
+        memcpy(pfn, &symbols[i].fn, sizeof *pfn);
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        return CUDA_SUCCESS;
+    }
+    return CUDA_SUCCESS;
+}
+
+#ifndef FAKE_CUDA_V1_ONLY
+CUresult cuGetProcAddress_v2(const char *symbol_name, void **pfn,
+                             int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status)
+{
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
+    (void)flags;
+    CUresult result = lookup(symbol_name, pfn, cudaVersion, &found);
+    if (status != NULL)
+        *status = found;
+    return result;
+}
+#endif
+
+/* The CUDA 11 lookup: no status; a missing symbol is an error. */
+CUresult cuGetProcAddress(const char *symbol_name, void **pfn, int cudaVersion,
+                          cuuint64_t flags)
+{
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
+    (void)flags;
+    CUresult result = lookup(symbol_name, pfn, cudaVersion, &found);
+    if (result == CUDA_SUCCESS && found != CU_GET_PROC_ADDRESS_SUCCESS)
+        return CUDA_ERROR_NOT_FOUND;
+    return result;
+}

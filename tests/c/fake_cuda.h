@@ -1,0 +1,53 @@
+/*
+ * fake_cuda.h: control of the fake CUDA driver used by the C tests.
+ *
+ * tests/c/fake_cuda.c builds a shared library, libfake_cuda.so, that exports
+ * cuGetProcAddress_v2 (and cuGetProcAddress) and, through it, every entry
+ * point libstrided resolves (src/cuda/driver.h), plus the functions below.
+ * A test points libstrided at it with setenv("STRIDED_CUDA_DRIVER", path)
+ * before the first CUDA use, and reaches these functions by dlopen-ing the
+ * same path (the handle is shared with libstrided's).
+ *
+ * The fake keeps a table of address ranges with the pointer attributes the
+ * real driver reports for each memory kind (buffer-view.md §2.4), counts
+ * calls per entry point, can make the next call of an entry point fail, and
+ * tracks the current context per thread.
+ */
+#ifndef FAKE_CUDA_H
+#define FAKE_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One known range of memory and what cuPointerGetAttributes says of it. */
+typedef struct fake_cuda_range {
+    uintptr_t begin;
+    size_t size;
+    unsigned int memory_type; /* CUmemorytype: 1 host, 2 device, 3 array */
+    int is_managed;
+    int device_ordinal;
+    uintptr_t device_pointer; /* 0: the driver reports 0 */
+    void *mempool;            /* non-NULL: allocated from a pool */
+} fake_cuda_range;
+
+/* Forget everything; device_count devices, each with the given
+ * CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS and MEMORY_POOLS_SUPPORTED. */
+typedef void (*fake_cuda_reset_fn)(int device_count, int pageable_memory_access,
+                                   int memory_pools_supported);
+/* Add a range; allocations made through the fake add their own. */
+typedef void (*fake_cuda_add_range_fn)(const fake_cuda_range *range);
+/* Make the next call of entry point name (e.g. "cuMemFreeAsync") return
+ * result, once. */
+typedef void (*fake_cuda_fail_next_fn)(const char *name, int result);
+/* How many times entry point name was called since the last reset. */
+typedef long (*fake_cuda_calls_fn)(const char *name);
+/* The calling thread's current context (NULL: none). */
+typedef void *(*fake_cuda_current_context_fn)(void);
+/* Bytes allocated through the fake and not yet freed. */
+typedef long (*fake_cuda_live_bytes_fn)(void);
+/* The stream passed to the last call of entry point name (one of
+ * cuStreamSynchronize, cuMemAllocFromPoolAsync, cuMemFreeAsync) since the
+ * last reset; NULL if none. */
+typedef void *(*fake_cuda_last_stream_fn)(const char *name);
+
+#endif
