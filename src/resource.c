@@ -286,7 +286,7 @@ static const strided_memory_resource_ops cuda_ops = {cuda_allocate,
 strided_status strided_pinned_resource_create(strided_memory_resource **out)
 {
     const char *op = "pinned_resource_create";
-    cuda_state *s;
+    cuda_state *s = NULL;
     strided_status status = cuda_state_new(op, PINNED, 0, &s);
     if (status != STRIDED_OK)
         return status;
@@ -298,7 +298,7 @@ strided_status strided_device_resource_create(int device,
                                               strided_memory_resource **out)
 {
     const char *op = "device_resource_create";
-    cuda_state *s;
+    cuda_state *s = NULL;
     strided_status status = cuda_state_new(op, DEVICE, device, &s);
     if (status != STRIDED_OK)
         return status;
@@ -335,7 +335,7 @@ strided_status strided_managed_resource_create(int device,
                                                strided_memory_resource **out)
 {
     const char *op = "managed_resource_create";
-    cuda_state *s;
+    cuda_state *s = NULL;
     strided_status status = cuda_state_new(op, MANAGED, device, &s);
     if (status != STRIDED_OK)
         return status;
