@@ -8,15 +8,19 @@
  *   strided/layout.h    the strided layout and its algebra
  *   strided/resource.h  memory resources: host, pinned, device, managed, yours
  *   strided/buffer.h    reference-counted memory of any kind, owned or wrapped
+ *   strided/dlpack.h    the DLPack ABI, element types and devices
+ *   strided/view.h      views: a buffer through a layout; DLPack import/export
  */
 #ifndef STRIDED_H
 #define STRIDED_H
 
 #include "strided/api.h"
 #include "strided/buffer.h"
+#include "strided/dlpack.h"
 #include "strided/layout.h"
 #include "strided/resource.h"
 #include "strided/status.h"
+#include "strided/view.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,153 @@
+/*
+ * strided/view.h: strided views, a buffer seen through a layout, and their
+ * DLPack import and export.
+ *
+ * A view is a buffer reference, an origin, a layout, an element type and a
+ * device. The origin is the byte position inside the buffer from which the
+ * layout's element offsets are measured (0 for views made from a buffer);
+ * the element at index (0,...,0) lies at
+ *
+ *     buffer pointer + origin + layout.slice_offset * layout.itemsize
+ *
+ * Invariant: every byte an element of the layout occupies lies inside the
+ * buffer, [0, size); a layout of volume 0 is always valid (it reaches no
+ * byte). Every function that makes a view checks this, for owned and
+ * wrapped buffers alike.
+ *
+ * Ownership: a view holds one reference to its buffer. strided_view_release
+ * drops it; a view struct copied by assignment shares that one reference, so
+ * release exactly one of the copies (or take another reference with
+ * strided_buffer_retain). Imported DLPack tensors are owned by the view's
+ * buffer: their deleter runs once, when the last reference to it goes.
+ */
+#ifndef STRIDED_VIEW_H
+#define STRIDED_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "strided/api.h"
+#include "strided/buffer.h"
+#include "strided/dlpack.h"
+#include "strided/layout.h"
+#include "strided/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A view. Treat the fields as read-only. */
+typedef struct strided_view {
+    strided_buffer *buffer; /* one reference; NULL after release */
+    int64_t origin;         /* bytes from the buffer's start to offset 0 */
+    strided_layout layout;
+    bool has_dtype;         /* false: only the layout's itemsize is known */
+    strided_dtype dtype;    /* when has_dtype; its size equals the itemsize */
+    strided_device device;  /* DLPack device of the memory */
+    bool readonly;
+} strided_view;
+
+/* The DLPack device a buffer's memory exports as: CUDA with the device id
+ * for device memory, CUDA managed (0) for managed memory, CUDA host (0) for
+ * pinned memory and for pageable memory a device can read, CPU (0)
+ * otherwise. */
+STRIDED_API strided_device strided_buffer_device(const strided_buffer *b);
+
+/* Make a view of a buffer (origin 0).
+ *   buffer    retained by the view
+ *   layout    copied
+ *   dtype     the element type, or NULL for none
+ *   readonly  whether writes through the view are refused by consumers
+ *   out       out-parameter: the view (written on success only)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL buffer, layout or out; when
+ * the dtype's size differs from the layout's itemsize ("view: The dtype's
+ * itemsize (2) does not match the layout's itemsize (4)."); when the layout
+ * reaches a negative offset (cuda.core's "Allocation size for a layout that
+ * maps elements to negative memory offsets is ambiguous. ..."); when it
+ * needs more bytes than the buffer has ("Buffer size is too small for the
+ * layout. Expected at least 40 bytes, got 20 bytes."); STRIDED_ERR_UNSUPPORTED
+ * for a dtype strided_dtype_itemsize rejects; STRIDED_ERR_OVERFLOW. */
+STRIDED_API strided_status strided_view_from_buffer(strided_buffer *buffer,
+                                                    const strided_layout *layout,
+                                                    const strided_dtype *dtype,
+                                                    bool readonly,
+                                                    strided_view *out);
+
+/* Make another view of the same buffer, with the same origin, read-only flag
+ * and device: the new layout's offsets count from the same place as the old
+ * one's. layout NULL keeps the view's layout; dtype NULL keeps its dtype (if
+ * the layout's itemsize changes, a dtype must be given or the view has none).
+ * out may be view itself: then the view's one reference carries over to the
+ * result (none is added); otherwise out gets a new reference.
+ * Returns the errors of strided_view_from_buffer (with origin 0, a layout
+ * that leaves the buffer gets its messages); with an origin above 0 (views
+ * derived from imported tensors) "The layout addresses bytes [lo, hi) of the
+ * buffer, outside its range [0, size)." (STRIDED_ERR_INVALID_ARGUMENT);
+ * STRIDED_ERR_INVALID_ARGUMENT for a released view. */
+STRIDED_API strided_status strided_view_view(const strided_view *view,
+                                             const strided_layout *layout,
+                                             const strided_dtype *dtype,
+                                             strided_view *out);
+
+/* Drop the view's buffer reference and set buffer to NULL. A view whose
+ * buffer is NULL, and NULL itself, are allowed. */
+STRIDED_API void strided_view_release(strided_view *view);
+
+/* The host address of the element at index (0,...,0). */
+STRIDED_API void *strided_view_ptr(const strided_view *view);
+
+/* The address at which a device reaches that element (the buffer's device
+ * address plus the same offset), or 0 when the memory is not
+ * device-accessible. */
+STRIDED_API uintptr_t strided_view_device_ptr(const strided_view *view);
+
+/* Import a DLPack managed tensor; the view takes it over.
+ *   managed    a strided_dl_managed_tensor_versioned (versioned true) or a
+ *              strided_dl_managed_tensor (versioned false); its deleter
+ *              runs exactly once: on failure before this returns, otherwise
+ *              when the last reference to the view's buffer goes
+ *   out        out-parameter: the view, whose layout has the tensor's shape
+ *              and strides (implicit when strides is NULL), data +
+ *              byte_offset as its element (0,...,0), readonly from the
+ *              versioned flags
+ * Rejected, with a message naming the field (STRIDED_ERR_INVALID_ARGUMENT
+ * unless noted): NULL managed (nothing is deleted); a versioned major
+ * version other than 1 (STRIDED_ERR_UNSUPPORTED; no other field is read);
+ * ndim outside 0..64; NULL shape with ndim > 0; NULL strides with ndim > 0
+ * in a versioned tensor of version 1.2 or later; a negative extent; a dtype
+ * strided_dtype_itemsize rejects (STRIDED_ERR_UNSUPPORTED); a device type
+ * other than CPU, CUDA, CUDA host and CUDA managed
+ * (STRIDED_ERR_UNSUPPORTED), a negative device id, or a CPU device id other
+ * than 0; NULL data with volume > 0; a byte_offset above INT64_MAX, one that
+ * makes data + byte_offset overflow, or one that is not a multiple of the
+ * itemsize; an extent product or element offset beyond int64
+ * (STRIDED_ERR_OVERFLOW). */
+STRIDED_API strided_status strided_view_import_dlpack(void *managed,
+                                                      bool versioned,
+                                                      strided_view *out);
+
+/* Export a view as a versioned DLPack tensor (version 1.3) made in one
+ * allocation: the struct, shape and strides (always explicit when ndim > 0;
+ * both NULL for ndim 0), data = strided_view_ptr (NULL when the volume is
+ * 0), byte_offset 0, flags READ_ONLY when the view is read-only, and the
+ * view's device with device_id 0 for every type but CUDA. The tensor
+ * holds a reference to the view's buffer; its deleter frees the allocation
+ * and drops that reference.
+ *   out  out-parameter: the tensor, owned by the caller (call its deleter)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a view without a buffer or
+ * without a dtype ("Cannot export StridedMemoryView via DLPack without dtype
+ * information; create the view with dtype specified."),
+ * STRIDED_ERR_OUT_OF_MEMORY. */
+STRIDED_API strided_status strided_view_export_dlpack(
+    const strided_view *view, strided_dl_managed_tensor_versioned **out);
+
+/* The same as a legacy (unversioned) managed tensor, for consumers that ask
+ * for no version; read-only views cannot say so in this form. */
+STRIDED_API strided_status strided_view_export_dlpack_legacy(
+    const strided_view *view, strided_dl_managed_tensor **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
