@@ -10,6 +10,7 @@
  *   strided/buffer.h    reference-counted memory of any kind, owned or wrapped
  *   strided/dlpack.h    the DLPack ABI, element types and devices
  *   strided/view.h      views: a buffer through a layout; DLPack import/export
+ *   strided/stream.h    ordering work between CUDA streams
  */
 #ifndef STRIDED_H
 #define STRIDED_H
@@ -20,6 +21,7 @@
 #include "strided/layout.h"
 #include "strided/resource.h"
 #include "strided/status.h"
+#include "strided/stream.h"
 #include "strided/view.h"
 
 #ifdef __cplusplus

@@ -26,6 +26,7 @@
 typedef int CUdevice;
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef unsigned long long CUdeviceptr;
 typedef uint64_t cuuint64_t;
@@ -59,6 +60,9 @@ typedef enum cudaError_enum {
 /* Special stream handles. */
 #define CU_STREAM_LEGACY ((CUstream)0x1)
 #define CU_STREAM_PER_THREAD ((CUstream)0x2)
+
+/* cuEventCreate flag. */
+#define CU_EVENT_DISABLE_TIMING 0x2
 
 /* Device attributes (cuDeviceGetAttribute). */
 typedef enum CUdevice_attribute_enum {

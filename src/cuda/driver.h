@@ -38,6 +38,10 @@ typedef struct strided__driver {
     CUresult (*cuPointerGetAttributes)(unsigned int, CUpointer_attribute *,
                                        void **, CUdeviceptr);
     CUresult (*cuStreamSynchronize)(CUstream);
+    CUresult (*cuEventCreate)(CUevent *, unsigned int);
+    CUresult (*cuEventRecord)(CUevent, CUstream);
+    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned int);
+    CUresult (*cuEventDestroy)(CUevent);
     CUresult (*cuMemHostAlloc)(void **, size_t, unsigned int);
     CUresult (*cuMemFreeHost)(void *);
     CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned int);

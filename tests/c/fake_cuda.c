@@ -47,6 +47,7 @@ FAKE_EXPORT long fake_cuda_calls(const char *name);
 FAKE_EXPORT void *fake_cuda_current_context(void);
 FAKE_EXPORT long fake_cuda_live_bytes(void);
 FAKE_EXPORT void *fake_cuda_last_stream(const char *name);
+FAKE_EXPORT long fake_cuda_live_events(void);
 #ifndef FAKE_CUDA_V1_ONLY
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
                                          int cudaVersion, cuuint64_t flags,
@@ -96,6 +97,10 @@ __attribute__((constructor)) static void number_devices(void)
     X(cuCtxGetDevice)                                                          \
     X(cuPointerGetAttributes)                                                  \
     X(cuStreamSynchronize)                                                     \
+    X(cuEventCreate)                                                           \
+    X(cuEventRecord)                                                           \
+    X(cuStreamWaitEvent)                                                       \
+    X(cuEventDestroy)                                                          \
     X(cuMemHostAlloc)                                                          \
     X(cuMemFreeHost)                                                           \
     X(cuMemAllocManaged)                                                       \
@@ -610,6 +615,70 @@ static CUresult fake_cuStreamSynchronize(CUstream stream)
     return CUDA_SUCCESS;
 }
 
+/* Events: a live count, so tests can see every event destroyed. Waiting
+ * needs the event to have been recorded. */
+static long live_events;
+
+typedef struct fake_event {
+    int recorded;
+} fake_event;
+
+static CUresult fake_cuEventCreate(CUevent *event, unsigned int flags)
+{
+    BEGIN_INITIALIZED(cuEventCreate);
+    (void)flags;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_event *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    live_events++;
+    pthread_mutex_unlock(&lock);
+    *event = (CUevent)(void *)e;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuEventRecord(CUevent event, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuEventRecord);
+    note_stream(E_cuEventRecord, stream);
+    if (event == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    ((fake_event *)(void *)event)->recorded = 1;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuStreamWaitEvent(CUstream stream, CUevent event,
+                                       unsigned int flags)
+{
+    BEGIN_INITIALIZED(cuStreamWaitEvent);
+    note_stream(E_cuStreamWaitEvent, stream);
+    if (event == NULL || flags != 0 || !((fake_event *)(void *)event)->recorded)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuEventDestroy(CUevent event)
+{
+    BEGIN_INITIALIZED(cuEventDestroy);
+    if (event == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    free((void *)event);
+    pthread_mutex_lock(&lock);
+    live_events--;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+long fake_cuda_live_events(void)
+{
+    pthread_mutex_lock(&lock);
+    long n = live_events;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 static CUresult fake_cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
 {
     BEGIN_INITIALIZED(cuMemHostAlloc);
@@ -769,6 +838,10 @@ static const symbol symbols[] = {
     SYMBOL(cuCtxGetDevice, 2000),
     SYMBOL(cuPointerGetAttributes, 7000),
     SYMBOL(cuStreamSynchronize, 2000),
+    SYMBOL(cuEventCreate, 2000),
+    SYMBOL(cuEventRecord, 2000),
+    SYMBOL(cuStreamWaitEvent, 3020),
+    SYMBOL(cuEventDestroy, 4000), /* cuEventDestroy_v2 */
     SYMBOL(cuMemHostAlloc, 2020),
     SYMBOL(cuMemFreeHost, 2000),
     SYMBOL(cuMemAllocManaged, 6000),

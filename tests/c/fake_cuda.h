@@ -50,4 +50,7 @@ typedef long (*fake_cuda_live_bytes_fn)(void);
  * last reset; NULL if none. */
 typedef void *(*fake_cuda_last_stream_fn)(const char *name);
 
+/* Events created and not yet destroyed. */
+typedef long (*fake_cuda_live_events_fn)(void);
+
 #endif

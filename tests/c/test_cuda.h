@@ -31,6 +31,7 @@ typedef struct fake_cuda_api {
     fake_cuda_current_context_fn current_context;
     fake_cuda_live_bytes_fn live_bytes;
     fake_cuda_last_stream_fn last_stream;
+    fake_cuda_live_events_fn live_events;
 } fake_cuda_api;
 
 static fake_cuda_api fake __attribute__((unused));
@@ -70,6 +71,7 @@ static inline void use_fake_driver(const char *path, int device_count)
     fake_symbol_(lib, "fake_cuda_current_context", &fake.current_context);
     fake_symbol_(lib, "fake_cuda_live_bytes", &fake.live_bytes);
     fake_symbol_(lib, "fake_cuda_last_stream", &fake.last_stream);
+    fake_symbol_(lib, "fake_cuda_live_events", &fake.live_events);
     /* The handle stays open for the life of the process, like libstrided's. */
     fake.reset(device_count, 0, 1);
 }

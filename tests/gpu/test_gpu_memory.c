@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "strided.h"
 
@@ -138,7 +139,8 @@ enum {
       (CUstream, CUevent, unsigned int))                                       \
     X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned int))               \
     X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                     \
-    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))
+    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                          \
+    X(cuLaunchHostFunc, "cuLaunchHostFunc", (CUstream, void (*)(void *), void *))
 
 /* Entry points that may be missing; without them the non-primary context
  * case is left out. */
@@ -1347,6 +1349,66 @@ static void test_context_unchanged(void **state)
     CU(cuMemFree(dev));
 }
 
+/* Host functions that hold a stream back and note when a stream got past a
+ * point, so ordering is observed without querying stream state. */
+static atomic_int gate_open;
+static atomic_int consumer_ran;
+
+static void wait_for_gate(void *arg)
+{
+    const struct timespec ms = {0, 1000000};
+    (void)arg;
+    while (!atomic_load(&gate_open))
+        nanosleep(&ms, NULL);
+}
+
+static void note_consumer_ran(void *arg)
+{
+    (void)arg;
+    atomic_store(&consumer_ran, 1);
+}
+
+static void test_stream_wait_orders_on_the_device(void **state)
+{
+    const struct timespec settle = {0, 50000000};
+    CUstream producer, consumer;
+    CUcontext before = NULL, after = NULL;
+
+    (void)state;
+    CU(cuStreamCreate(&producer, CU_STREAM_NON_BLOCKING));
+    CU(cuStreamCreate(&consumer, CU_STREAM_NON_BLOCKING));
+    atomic_store(&gate_open, 0);
+    atomic_store(&consumer_ran, 0);
+    /* The producer's pending work: held until the gate opens. */
+    CU(cuLaunchHostFunc(producer, wait_for_gate, NULL));
+    CU(cuCtxGetCurrent(&before));
+    /* Returns at once: the host must not wait for the producer. */
+    assert_ok(strided_stream_wait(consumer, producer, TEST_DEVICE));
+    CU(cuCtxGetCurrent(&after));
+    assert_ptr_equal(before, after);
+    CU(cuLaunchHostFunc(consumer, note_consumer_ran, NULL));
+    nanosleep(&settle, NULL);
+    /* The consumer is held behind the producer's work. */
+    assert_int_equal(atomic_load(&consumer_ran), 0);
+    atomic_store(&gate_open, 1);
+    CU(cuStreamSynchronize(consumer));
+    assert_int_equal(atomic_load(&consumer_ran), 1);
+    CU(cuStreamSynchronize(producer));
+
+    /* Without the wait, the consumer runs while the producer is held. */
+    atomic_store(&gate_open, 0);
+    atomic_store(&consumer_ran, 0);
+    CU(cuLaunchHostFunc(producer, wait_for_gate, NULL));
+    CU(cuLaunchHostFunc(consumer, note_consumer_ran, NULL));
+    CU(cuStreamSynchronize(consumer));
+    assert_int_equal(atomic_load(&consumer_ran), 1);
+    atomic_store(&gate_open, 1);
+    CU(cuStreamSynchronize(producer));
+
+    CU(cuStreamDestroy(producer));
+    CU(cuStreamDestroy(consumer));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1378,6 +1440,7 @@ int main(void)
         cmocka_unit_test_setup(test_release_on_thread_without_context,
                                set_primary),
         cmocka_unit_test_setup(test_context_unchanged, set_primary),
+        cmocka_unit_test_setup(test_stream_wait_orders_on_the_device, set_primary),
     };
     char why[512];
     int count = 0, major, minor, rc;

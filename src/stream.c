@@ -1,0 +1,41 @@
+/*
+ * stream.c: ordering work between CUDA streams with events.
+ */
+#include <stdint.h>
+
+#include "cuda/driver.h"
+#include "internal.h"
+#include "strided/stream.h"
+
+/* The legacy default stream has two names. */
+static CUstream canonical(void *stream)
+{
+    return stream == NULL ? CU_STREAM_LEGACY : (CUstream)stream;
+}
+
+strided_status strided_stream_wait(void *consumer, void *producer, int device)
+{
+    const char *op = "stream_wait";
+    if (canonical(consumer) == canonical(producer))
+        return STRIDED_OK;
+    const strided__driver *cu;
+    strided_status status = strided__cuda(op, &cu);
+    if (status != STRIDED_OK)
+        return status;
+    strided__context_scope scope;
+    status = strided__context_enter(op, cu, device, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    CUevent event = NULL;
+    status = STRIDED_CUDA_CHECK(op, cu->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(op, cu->cuEventRecord(event, (CUstream)producer));
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(op, cu->cuStreamWaitEvent((CUstream)consumer, event, 0));
+    /* Destroying an event whose wait is pending is allowed: the driver
+     * releases it once the wait is done. */
+    if (event != NULL)
+        cu->cuEventDestroy(event);
+    strided__context_leave(cu, &scope);
+    return status;
+}
