@@ -95,7 +95,7 @@ void strided_py_release_buffer(strided_buffer *b)
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "strided._strided",
-    .m_doc = "The C core of strided: layouts, buffers and memory resources.",
+    .m_doc = "The C core of strided: layouts, buffers, memory resources and views.",
     .m_size = -1,
 };
 
@@ -112,7 +112,8 @@ PyMODINIT_FUNC PyInit__strided(void)
         PyModule_AddIntConstant(module, "MAX_NDIM", STRIDED_MAX_NDIM) < 0 ||
         strided_py_add_layout_type(module) < 0 ||
         strided_py_add_resource_types(module) < 0 ||
-        strided_py_add_buffer_type(module) < 0) {
+        strided_py_add_buffer_type(module) < 0 ||
+        strided_py_add_view_type(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

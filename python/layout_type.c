@@ -885,6 +885,27 @@ static PyTypeObject LayoutType = {
     .tp_getset = layout_getset,
 };
 
+PyTypeObject *strided_py_layout_type(void)
+{
+    return &LayoutType;
+}
+
+int strided_py_layout_from(PyObject *obj, strided_layout *out)
+{
+    if (!PyObject_TypeCheck(obj, &LayoutType)) {
+        PyErr_Format(PyExc_TypeError, "expected a strided.StridedLayout, got %.200s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    unpack((const LayoutObject *)obj, out);
+    return 0;
+}
+
+PyObject *strided_py_layout_new(const strided_layout *l)
+{
+    return pack(l);
+}
+
 int strided_py_add_layout_type(PyObject *module)
 {
     if (PyType_Ready(&LayoutType) < 0)

@@ -26,6 +26,20 @@ PyObject *strided_py_raise(strided_status status);
 /* Add the StridedLayout type (and its _StridedLayout alias) to the module. */
 int strided_py_add_layout_type(PyObject *module);
 
+/* The StridedLayout type (borrowed; static). */
+PyTypeObject *strided_py_layout_type(void);
+
+/* Copy the layout a StridedLayout object holds into *out. Returns 0, or -1
+ * with TypeError for another object. */
+int strided_py_layout_from(PyObject *obj, strided_layout *out);
+
+/* A new StridedLayout object holding a copy of l, or NULL with an exception
+ * set. */
+PyObject *strided_py_layout_new(const strided_layout *l);
+
+/* Add the StridedMemoryView type to the module. */
+int strided_py_add_view_type(PyObject *module);
+
 /* Add the Buffer type to the module. */
 int strided_py_add_buffer_type(PyObject *module);
 

@@ -7,6 +7,10 @@
 the built-in ``HostMemoryResource``, ``PinnedMemoryResource``,
 ``DeviceMemoryResource`` and ``ManagedMemoryResource``) match cuda.core's
 ``Buffer`` and memory resources.
+
+``StridedMemoryView`` matches cuda.core's ``StridedMemoryView`` (DLPack and
+array-interface import, ``from_buffer`` in both of its forms, ``view`` and
+DLPack export).
 """
 
 from strided._strided import (
@@ -18,6 +22,7 @@ from strided._strided import (
     MemoryResource,
     PinnedMemoryResource,
     StridedLayout,
+    StridedMemoryView,
     _StridedLayout,
     __version__,
 )
@@ -31,6 +36,7 @@ __all__ = [
     "MemoryResource",
     "PinnedMemoryResource",
     "StridedLayout",
+    "StridedMemoryView",
     "_StridedLayout",
     "__version__",
 ]

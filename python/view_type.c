@@ -1,0 +1,1192 @@
+/*
+ * view_type.c: strided.StridedMemoryView, the Python face of a strided_view.
+ *
+ * A view object holds one strided_view (and with it one reference to the C
+ * buffer), the Python object that exported the memory, and what it has
+ * memoised: the StridedLayout object (the one given to from_buffer, so that
+ * view.layout is layout), the numpy dtype, and the Buffer that view() works
+ * on. The C library checks every layout against the buffer and owns
+ * imported DLPack tensors; this file converts arguments, numpy dtypes and
+ * capsules.
+ *
+ * Ownership: an imported DLPack tensor belongs to the view's C buffer from
+ * the moment strided_view_import_dlpack is called (its deleter runs once,
+ * when the last view, derived view, wrapper Buffer or exported tensor lets
+ * go); the consumed capsule is renamed and loses its destructor. An
+ * array-interface import is made the same way, from a tensor this file
+ * builds, whose deleter drops the reference to the exporting object. An
+ * exported tensor holds its own reference to the C buffer, not to the view
+ * object.
+ */
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "strided_py.h"
+
+typedef struct {
+    PyObject_HEAD
+    strided_view view;       /* one buffer reference; buffer NULL when unset */
+    PyObject *exporting_obj; /* the producer, or the Buffer */
+    PyObject *layout;        /* StridedLayout: given or memoised; or NULL */
+    PyObject *base;          /* the Buffer view() works on; or NULL */
+    PyObject *dtype;         /* numpy dtype: given or memoised; or NULL */
+    int device_id;
+    bool device_accessible;
+    PyObject *weakrefs;
+} ViewObject;
+
+static PyTypeObject ViewType;
+
+/* ---- numpy and dtypes --------------------------------------------------- */
+
+static PyObject *numpy_dtype_type; /* numpy.dtype, imported on first use */
+
+static PyObject *np_dtype(PyObject *obj)
+{
+    if (numpy_dtype_type == NULL) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (np == NULL)
+            return NULL;
+        numpy_dtype_type = PyObject_GetAttrString(np, "dtype");
+        Py_DECREF(np);
+        if (numpy_dtype_type == NULL)
+            return NULL;
+    }
+    return PyObject_CallOneArg(numpy_dtype_type, obj);
+}
+
+/* Import ml_dtypes once, so that numpy knows bfloat16 and the float8 types
+ * by name. Returns whether it is available; never raises. */
+static bool have_ml_dtypes(void)
+{
+    static int state = -1;
+    if (state < 0) {
+        PyObject *m = PyImport_ImportModule("ml_dtypes");
+        state = m != NULL;
+        Py_XDECREF(m);
+        if (m == NULL)
+            PyErr_Clear();
+    }
+    return state == 1;
+}
+
+static int dtype_int_attr(PyObject *dtype, const char *name, long *out)
+{
+    PyObject *v = PyObject_GetAttrString(dtype, name);
+    if (v == NULL)
+        return -1;
+    *out = PyLong_AsLong(v);
+    Py_DECREF(v);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* The DLPack type of a numpy dtype. Returns 1 with *out set, 0 when the
+ * dtype has no DLPack equivalent (structured, opaque, long double), -1 with
+ * an exception set. The byte order is not looked at: the numpy dtype stays
+ * with the view for that. */
+static int dl_dtype_of(PyObject *dtype, strided_dtype *out)
+{
+    PyObject *fields = PyObject_GetAttrString(dtype, "fields");
+    if (fields == NULL)
+        return -1;
+    bool structured = fields != Py_None;
+    Py_DECREF(fields);
+    if (structured)
+        return 0;
+    long itemsize;
+    if (dtype_int_attr(dtype, "itemsize", &itemsize) < 0)
+        return -1;
+    PyObject *kind_obj = PyObject_GetAttrString(dtype, "kind");
+    if (kind_obj == NULL)
+        return -1;
+    const char *kind = PyUnicode_AsUTF8(kind_obj);
+    if (kind == NULL) {
+        Py_DECREF(kind_obj);
+        return -1;
+    }
+    strided_dtype d = {0, (uint8_t)(itemsize * 8), 1};
+    int found = 1;
+    switch (kind[0]) {
+    case 'b': d.code = STRIDED_DTYPE_BOOL; break;
+    case 'i': d.code = STRIDED_DTYPE_INT; break;
+    case 'u': d.code = STRIDED_DTYPE_UINT; break;
+    case 'f': d.code = STRIDED_DTYPE_FLOAT; break;
+    case 'c': d.code = STRIDED_DTYPE_COMPLEX; break;
+    case 'V': {
+        /* ml_dtypes' types are kind V: match them by the name libstrided
+         * gives each DLPack type. */
+        PyObject *name_obj = PyObject_GetAttrString(dtype, "name");
+        const char *name = name_obj ? PyUnicode_AsUTF8(name_obj) : NULL;
+        if (name == NULL) {
+            Py_XDECREF(name_obj);
+            Py_DECREF(kind_obj);
+            return -1;
+        }
+        found = 0;
+        for (int code = STRIDED_DTYPE_BFLOAT; code <= STRIDED_DTYPE_FLOAT8_E8M0FNU; code++) {
+            if (code > STRIDED_DTYPE_BFLOAT && code < STRIDED_DTYPE_FLOAT8_E3M4)
+                continue;
+            strided_dtype c = {(uint8_t)code, (uint8_t)(itemsize * 8), 1};
+            char text[64];
+            strided_dtype_format(c, text, sizeof text);
+            if (strcmp(text, name) == 0) {
+                d = c;
+                found = 1;
+                break;
+            }
+        }
+        Py_DECREF(name_obj);
+        break;
+    }
+    default:
+        found = 0;
+        break;
+    }
+    Py_DECREF(kind_obj);
+    int size = 0;
+    if (!found || itemsize > 32 || strided_dtype_itemsize(d, &size) != STRIDED_OK ||
+        size != itemsize)
+        return 0;
+    *out = d;
+    return 1;
+}
+
+/* The numpy dtype of a DLPack type (spec §4.9); new reference. The name
+ * comes from libstrided; ml_dtypes supplies bfloat16 and float8. */
+static PyObject *numpy_dtype_of(strided_dtype d)
+{
+    if (d.lanes != 1)
+        return PyErr_Format(PyExc_NotImplementedError,
+                            "vector dtypes (lanes=%d) is not supported", (int)d.lanes);
+    bool ml = d.code == STRIDED_DTYPE_BFLOAT ||
+              (d.code >= STRIDED_DTYPE_FLOAT8_E3M4 && d.code <= STRIDED_DTYPE_FLOAT8_E8M0FNU);
+    if (ml && !have_ml_dtypes()) {
+        if (d.code == STRIDED_DTYPE_BFLOAT)
+            return PyErr_Format(PyExc_NotImplementedError,
+                                "Support for bfloat16 within cuda-core requires "
+                                "`ml_dtypes`to be installed.");
+        return PyErr_Format(PyExc_TypeError, "Unsupported dtype. dtype code: %d",
+                            (int)d.code);
+    }
+    int size;
+    if (strided_dtype_itemsize(d, &size) != STRIDED_OK)
+        return PyErr_Format(PyExc_TypeError, "Unsupported dtype. dtype code: %d",
+                            (int)d.code);
+    char name[64];
+    strided_dtype_format(d, name, sizeof name);
+    PyObject *s = PyUnicode_FromString(name);
+    if (s == NULL)
+        return NULL;
+    PyObject *result = np_dtype(s);
+    Py_DECREF(s);
+    return result;
+}
+
+/* The view's numpy dtype (borrowed, memoised), or NULL without an
+ * exception for a view that has none, or NULL with one. */
+static PyObject *view_dtype(ViewObject *self)
+{
+    if (self->dtype == NULL && self->view.has_dtype)
+        self->dtype = numpy_dtype_of(self->view.dtype);
+    return self->dtype;
+}
+
+/* A dtype argument: None gives *out_np NULL; anything else is normalised
+ * with numpy.dtype, and *out_dl set when it has a DLPack equivalent. */
+static int as_dtype(PyObject *obj, PyObject **out_np, bool *out_has_dl,
+                    strided_dtype *out_dl)
+{
+    *out_np = NULL;
+    *out_has_dl = false;
+    if (obj == NULL || obj == Py_None)
+        return 0;
+    PyObject *dt = np_dtype(obj);
+    if (dt == NULL)
+        return -1;
+    int found = dl_dtype_of(dt, out_dl);
+    if (found < 0) {
+        Py_DECREF(dt);
+        return -1;
+    }
+    *out_has_dl = found == 1;
+    *out_np = dt;
+    return 0;
+}
+
+/* For a dtype libstrided cannot check (no DLPack equivalent), the
+ * itemsize rule of strided_view_from_buffer. */
+static int check_np_itemsize(PyObject *dtype, int itemsize)
+{
+    long size;
+    if (dtype_int_attr(dtype, "itemsize", &size) < 0)
+        return -1;
+    if (size != itemsize) {
+        PyErr_Format(PyExc_ValueError,
+                     "The dtype's itemsize (%ld) does not match the layout's "
+                     "itemsize (%d).",
+                     size, itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- Construction ------------------------------------------------------- */
+
+/* A new view object taking v (its buffer reference); the object fields
+ * are new references. On failure v is released. */
+static ViewObject *view_new(strided_view *v, PyObject *exporting_obj, PyObject *layout,
+                            PyObject *base, PyObject *dtype, int device_id,
+                            bool device_accessible)
+{
+    ViewObject *self = PyObject_GC_New(ViewObject, &ViewType);
+    if (self == NULL) {
+        strided_py_release_buffer(v->buffer);
+        return NULL;
+    }
+    self->view = *v;
+    self->exporting_obj = Py_XNewRef(exporting_obj);
+    self->layout = Py_XNewRef(layout);
+    self->base = Py_XNewRef(base);
+    self->dtype = Py_XNewRef(dtype);
+    self->device_id = device_id;
+    self->device_accessible = device_accessible;
+    self->weakrefs = NULL;
+    PyObject_GC_Track(self);
+    return self;
+}
+
+/* Raise a failed import as BufferError (the producer's tensor was
+ * unusable), keeping MemoryError for allocation failures. */
+static PyObject *raise_import(strided_status status)
+{
+    if (status == STRIDED_ERR_OUT_OF_MEMORY || status == STRIDED_ERR_CUDA ||
+        status == STRIDED_ERR_NO_CUDA_DRIVER)
+        return strided_py_raise(status);
+    PyErr_SetString(PyExc_BufferError, strided_last_error_reason());
+    return NULL;
+}
+
+static const char *const from_buffer_names[] = {"buffer", "shape", "strides", "itemsize",
+                                                "dtype", "is_readonly", NULL};
+static const char *const from_layout_names[] = {"buffer", "layout", "dtype",
+                                                "is_readonly", NULL};
+
+/* from_buffer in both forms (spec §4.7, D9): a StridedLayout as second
+ * argument (positional or layout=) selects the #1283 form. */
+static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
+{
+    (void)cls;
+    PyTypeObject *layout_type = strided_py_layout_type();
+    bool layout_form = nargs >= 2 && PyObject_TypeCheck(args[1], layout_type);
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++)
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "layout") == 0)
+            layout_form = true;
+
+    PyObject *a[6];
+    PyObject *layout_obj = NULL, *dtype_arg, *readonly_arg;
+    if (layout_form) {
+        if (strided_py_bind_args("from_buffer", args, nargs, kwnames, from_layout_names, 2,
+                                 a) < 0)
+            return NULL;
+        if (!PyObject_TypeCheck(a[1], layout_type))
+            return PyErr_Format(PyExc_TypeError,
+                                "from_buffer: layout must be a StridedLayout, got %.200s",
+                                Py_TYPE(a[1])->tp_name);
+        layout_obj = Py_NewRef(a[1]);
+        dtype_arg = a[2];
+        readonly_arg = a[3];
+    } else {
+        if (nargs > 3)
+            return PyErr_Format(PyExc_TypeError,
+                                "from_buffer() takes at most 3 positional arguments "
+                                "(%zd given)",
+                                nargs);
+        if (strided_py_bind_args("from_buffer", args, nargs, kwnames, from_buffer_names, 2,
+                                 a) < 0)
+            return NULL;
+        dtype_arg = a[4];
+        readonly_arg = a[5];
+    }
+    int readonly = readonly_arg ? PyObject_IsTrue(readonly_arg) : 0;
+    if (readonly < 0) {
+        Py_XDECREF(layout_obj);
+        return NULL;
+    }
+    PyObject *dtype = NULL;
+    bool has_dl = false;
+    strided_dtype dl;
+    if (as_dtype(dtype_arg, &dtype, &has_dl, &dl) < 0) {
+        Py_XDECREF(layout_obj);
+        return NULL;
+    }
+
+    if (!layout_form) {
+        PyObject *itemsize_obj = a[3] && a[3] != Py_None ? a[3] : NULL;
+        if (itemsize_obj == NULL && dtype == NULL) {
+            PyErr_SetString(PyExc_ValueError, "Either itemsize or dtype must be specified");
+            return NULL;
+        }
+        PyObject *dtype_size = NULL;
+        if (dtype != NULL && (dtype_size = PyObject_GetAttrString(dtype, "itemsize")) == NULL)
+            goto fail;
+        if (itemsize_obj != NULL && dtype_size != NULL) {
+            int eq = PyObject_RichCompareBool(itemsize_obj, dtype_size, Py_EQ);
+            if (eq <= 0) {
+                if (eq == 0)
+                    PyErr_Format(PyExc_ValueError,
+                                 "itemsize (%S) does not match dtype.itemsize (%S)",
+                                 itemsize_obj, dtype_size);
+                Py_DECREF(dtype_size);
+                goto fail;
+            }
+        }
+        layout_obj = PyObject_CallFunctionObjArgs(
+            (PyObject *)layout_type, a[1], a[2] ? a[2] : Py_None,
+            itemsize_obj ? itemsize_obj : dtype_size, NULL);
+        Py_XDECREF(dtype_size);
+        if (layout_obj == NULL)
+            goto fail;
+    }
+
+    strided_layout layout;
+    if (strided_py_layout_from(layout_obj, &layout) < 0)
+        goto fail;
+    if (dtype != NULL && !has_dl && check_np_itemsize(dtype, layout.itemsize) < 0)
+        goto fail;
+    strided_buffer *b = strided_py_buffer_of(a[0]);
+    if (b == NULL)
+        goto fail;
+    strided_view v;
+    strided_status status = strided_view_from_buffer(b, &layout, has_dl ? &dl : NULL,
+                                                     readonly, &v);
+    if (status != STRIDED_OK) {
+        strided_py_raise(status);
+        goto fail;
+    }
+    strided_memory_info info = strided_buffer_memory_info(b);
+    PyObject *result = (PyObject *)view_new(&v, a[0], layout_obj, a[0], dtype, info.device_id,
+                                            info.device_accessible);
+    Py_DECREF(layout_obj);
+    Py_XDECREF(dtype);
+    return result;
+
+fail:
+    Py_XDECREF(layout_obj);
+    Py_XDECREF(dtype);
+    return NULL;
+}
+
+/* The view's device as from_dlpack reports it (spec §4.3 step 2), and the
+ * stream to pass to the producer. Returns -1 with an exception set. */
+static int dlpack_consumer(PyObject *device, PyObject *stream_ptr, int *out_id,
+                           bool *out_accessible, PyObject **out_stream)
+{
+    long type, id;
+    if (!PyTuple_Check(device) || PyTuple_GET_SIZE(device) != 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "__dlpack_device__() must return a (device_type, device_id) "
+                     "tuple, got %R",
+                     device);
+        return -1;
+    }
+    type = PyLong_AsLong(PyTuple_GET_ITEM(device, 0));
+    if (type == -1 && PyErr_Occurred())
+        return -1;
+    id = PyLong_AsLong(PyTuple_GET_ITEM(device, 1));
+    if (id == -1 && PyErr_Occurred())
+        return -1;
+    bool needs_stream;
+    switch (type) {
+    case STRIDED_DEVICE_CPU:
+        *out_id = -1;
+        *out_accessible = false;
+        needs_stream = true;
+        break;
+    case STRIDED_DEVICE_CUDA:
+        *out_id = (int)id;
+        *out_accessible = true;
+        needs_stream = true;
+        break;
+    case STRIDED_DEVICE_CUDA_HOST:
+    case STRIDED_DEVICE_CUDA_MANAGED:
+        *out_id = (int)id;
+        *out_accessible = true;
+        needs_stream = false;
+        break;
+    default:
+        PyErr_SetString(PyExc_BufferError, "device not supported");
+        return -1;
+    }
+    if (stream_ptr == Py_None && needs_stream) {
+        PyErr_SetString(PyExc_BufferError, "stream=None is ambiguous with view()");
+        return -1;
+    }
+    *out_stream = Py_NewRef(Py_None);
+    if (stream_ptr == Py_None)
+        return 0;
+    int truthy = PyObject_IsTrue(stream_ptr);
+    if (truthy <= 0)
+        return truthy;
+    PyObject *s = PyNumber_Long(stream_ptr);
+    if (s == NULL)
+        return -1;
+    /* For CPU, -1 ("no synchronisation") means no stream at all. */
+    if (type == STRIDED_DEVICE_CPU && PyLong_AsLong(s) == -1 && !PyErr_Occurred()) {
+        Py_DECREF(s);
+        return 0;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(s);
+        return -1;
+    }
+    Py_SETREF(*out_stream, s);
+    return 0;
+}
+
+/* obj.__dlpack__(stream=stream, max_version=(1, 3)), retried without
+ * max_version for producers that predate it. */
+static PyObject *call_dlpack(PyObject *obj, PyObject *stream)
+{
+    PyObject *method = PyObject_GetAttrString(obj, "__dlpack__");
+    if (method == NULL)
+        return NULL;
+    PyObject *kwargs = Py_BuildValue("{s:O,s:(ii)}", "stream", stream, "max_version",
+                                     STRIDED_DLPACK_MAJOR_VERSION,
+                                     STRIDED_DLPACK_MINOR_VERSION);
+    PyObject *empty = PyTuple_New(0);
+    PyObject *capsule = NULL;
+    if (kwargs != NULL && empty != NULL) {
+        capsule = PyObject_Call(method, empty, kwargs);
+        if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyDict_DelItemString(kwargs, "max_version");
+            capsule = PyObject_Call(method, empty, kwargs);
+        }
+    }
+    Py_XDECREF(kwargs);
+    Py_XDECREF(empty);
+    Py_DECREF(method);
+    return capsule;
+}
+
+static const char *const from_dlpack_names[] = {"obj", "stream_ptr", NULL};
+
+static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
+{
+    (void)cls;
+    PyObject *a[2];
+    if (strided_py_bind_args("from_dlpack", args, nargs, kwnames, from_dlpack_names, 1, a) <
+        0)
+        return NULL;
+    PyObject *obj = a[0], *stream_ptr = a[1] ? a[1] : Py_None;
+    PyObject *device = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+    if (device == NULL)
+        return NULL;
+    int device_id;
+    bool accessible;
+    PyObject *stream = NULL;
+    int rc = dlpack_consumer(device, stream_ptr, &device_id, &accessible, &stream);
+    Py_DECREF(device);
+    if (rc < 0) {
+        Py_XDECREF(stream);
+        return NULL;
+    }
+    PyObject *capsule = call_dlpack(obj, stream);
+    Py_DECREF(stream);
+    if (capsule == NULL)
+        return NULL;
+
+    bool versioned;
+    const char *used;
+    if (PyCapsule_IsValid(capsule, STRIDED_DLPACK_CAPSULE_VERSIONED)) {
+        versioned = true;
+        used = STRIDED_DLPACK_CAPSULE_USED_VERSIONED;
+    } else if (PyCapsule_IsValid(capsule, STRIDED_DLPACK_CAPSULE)) {
+        versioned = false;
+        used = STRIDED_DLPACK_CAPSULE_USED;
+    } else {
+        PyErr_Format(PyExc_AssertionError,
+                     "__dlpack__() returned %.200s, not an unconsumed \"dltensor\" or "
+                     "\"dltensor_versioned\" capsule",
+                     Py_TYPE(capsule)->tp_name);
+        Py_DECREF(capsule);
+        return NULL;
+    }
+    void *managed = PyCapsule_GetPointer(capsule, versioned ? STRIDED_DLPACK_CAPSULE_VERSIONED
+                                                            : STRIDED_DLPACK_CAPSULE);
+    /* From here on the tensor belongs to libstrided, also when the import
+     * fails: mark the capsule consumed and take away its destructor, so
+     * that nothing but the library calls the deleter. */
+    if (managed == NULL || PyCapsule_SetName(capsule, used) < 0 ||
+        PyCapsule_SetDestructor(capsule, NULL) < 0) {
+        Py_DECREF(capsule);
+        return NULL;
+    }
+    Py_DECREF(capsule);
+    strided_view v;
+    strided_status status = strided_view_import_dlpack(managed, versioned, &v);
+    if (status != STRIDED_OK)
+        return raise_import(status);
+    return (PyObject *)view_new(&v, obj, NULL, NULL, NULL, device_id, accessible);
+}
+
+/* An array-interface import is made as a DLPack import of a tensor built
+ * here (one allocation: the struct, then shape and strides), so that the C
+ * library computes the footprint and owns the reference to the exporting
+ * object. The deleter may run on any thread, with or without the GIL. */
+typedef struct {
+    strided_dl_managed_tensor_versioned managed;
+    int64_t dims[];
+} AiTensor;
+
+static void ai_deleter(strided_dl_managed_tensor_versioned *m)
+{
+    PyObject *owner = m->manager_ctx;
+    if (strided_py_can_call_python()) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        Py_DECREF(owner);
+        PyGILState_Release(gil);
+    }
+    PyMem_RawFree(m);
+}
+
+static int dict_item(PyObject *dict, const char *key, PyObject **out)
+{
+    *out = PyDict_GetItemString(dict, key); /* borrowed */
+    if (*out == NULL && !PyErr_Occurred()) {
+        PyErr_Format(PyExc_KeyError, "'%s'", key);
+        return -1;
+    }
+    return *out == NULL ? -1 : 0;
+}
+
+static int int64_sequence(PyObject *obj, const char *what, int64_t *out, int *out_n)
+{
+    PyObject *seq = PySequence_Fast(obj, what);
+    if (seq == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > STRIDED_MAX_NDIM) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "%s has %zd elements; at most %d are supported",
+                     what, n, STRIDED_MAX_NDIM);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        out[i] = v;
+    }
+    Py_DECREF(seq);
+    *out_n = (int)n;
+    return 0;
+}
+
+static PyObject *view_from_array_interface(PyObject *cls, PyObject *obj)
+{
+    (void)cls;
+    PyObject *ai = PyObject_GetAttrString(obj, "__array_interface__");
+    if (ai == NULL)
+        return NULL;
+    PyObject *dtype = NULL, *item;
+    if (!PyDict_Check(ai)) {
+        PyErr_SetString(PyExc_TypeError, "__array_interface__ must be a dict");
+        goto fail;
+    }
+    if (dict_item(ai, "version", &item) < 0)
+        goto fail;
+    long version = PyLong_AsLong(item);
+    if (version == -1 && PyErr_Occurred())
+        goto fail;
+    if (version < 3) {
+        PyErr_SetString(PyExc_BufferError,
+                        "only NumPy Array Interface v3 or above is supported");
+        goto fail;
+    }
+    item = PyDict_GetItemString(ai, "mask");
+    if (item != NULL && item != Py_None) {
+        PyErr_SetString(PyExc_BufferError, "mask is not supported");
+        goto fail;
+    }
+    void *ptr;
+    int readonly;
+    if (dict_item(ai, "data", &item) < 0)
+        goto fail;
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "__array_interface__['data'] must be a (ptr, readonly) tuple");
+        goto fail;
+    }
+    if (strided_py_as_address(PyTuple_GET_ITEM(item, 0), &ptr) < 0 ||
+        (readonly = PyObject_IsTrue(PyTuple_GET_ITEM(item, 1))) < 0)
+        goto fail;
+    if (dict_item(ai, "typestr", &item) < 0 || (dtype = np_dtype(item)) == NULL)
+        goto fail;
+    strided_dtype dl;
+    int found = dl_dtype_of(dtype, &dl);
+    if (found < 0)
+        goto fail;
+    if (found == 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "from_array_interface: dtype %R has no DLPack equivalent and is "
+                     "not supported",
+                     dtype);
+        goto fail;
+    }
+    int64_t shape[STRIDED_MAX_NDIM], strides[STRIDED_MAX_NDIM];
+    int ndim, nstrides = 0;
+    if (dict_item(ai, "shape", &item) < 0 || int64_sequence(item, "shape", shape, &ndim) < 0)
+        goto fail;
+    item = PyDict_GetItemString(ai, "strides");
+    bool has_strides = item != NULL && item != Py_None;
+    if (has_strides && int64_sequence(item, "strides", strides, &nstrides) < 0)
+        goto fail;
+    if (has_strides && nstrides != ndim) {
+        PyErr_Format(PyExc_ValueError,
+                     "__array_interface__ has %d strides for %d dimensions", nstrides,
+                     ndim);
+        goto fail;
+    }
+    int itemsize = 0;
+    strided_dtype_itemsize(dl, &itemsize);
+    /* Byte strides to element strides, with libstrided's checks. */
+    strided_layout layout;
+    strided_status status = strided_layout_init_byte_strides(
+        &layout, ndim, shape, has_strides ? strides : NULL, itemsize);
+    if (status != STRIDED_OK) {
+        strided_py_raise(status);
+        goto fail;
+    }
+
+    AiTensor *t = PyMem_RawCalloc(1, sizeof(AiTensor) + 2 * (size_t)ndim * sizeof(int64_t));
+    if (t == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    strided_dl_managed_tensor_versioned *m = &t->managed;
+    /* 1.1: strides may be NULL (implicit C order), which the view keeps. */
+    m->version.major = 1;
+    m->version.minor = 1;
+    m->manager_ctx = Py_NewRef(obj);
+    m->deleter = ai_deleter;
+    m->flags = readonly ? STRIDED_DLPACK_FLAG_READ_ONLY : 0;
+    m->dl_tensor.data = ptr;
+    m->dl_tensor.device.device_type = STRIDED_DEVICE_CPU;
+    m->dl_tensor.device.device_id = 0;
+    m->dl_tensor.ndim = ndim;
+    m->dl_tensor.dtype = dl;
+    if (ndim > 0) {
+        memcpy(t->dims, shape, (size_t)ndim * sizeof(int64_t));
+        m->dl_tensor.shape = t->dims;
+        if (has_strides) {
+            memcpy(t->dims + ndim, layout.strides, (size_t)ndim * sizeof(int64_t));
+            m->dl_tensor.strides = t->dims + ndim;
+        }
+    }
+    strided_view v;
+    status = strided_view_import_dlpack(m, true, &v);
+    if (status != STRIDED_OK) {
+        strided_py_raise(status);
+        goto fail;
+    }
+    Py_DECREF(ai);
+    /* Host memory, not bound to a device (spec D2). */
+    PyObject *result = (PyObject *)view_new(&v, obj, NULL, NULL, dtype, -1, false);
+    Py_DECREF(dtype);
+    return result;
+
+fail:
+    Py_DECREF(ai);
+    Py_XDECREF(dtype);
+    return NULL;
+}
+
+/* ---- view() ------------------------------------------------------------- */
+
+/* The Buffer view() works on (borrowed): the exporting Buffer, or a
+ * memoised Buffer over the view's C buffer (for an import: the producer's
+ * footprint) whose owner is the exporting object. */
+static PyObject *view_base(ViewObject *self)
+{
+    if (self->base == NULL)
+        self->base = strided_py_buffer_new(strided_buffer_retain(self->view.buffer), NULL,
+                                           self->exporting_obj);
+    return self->base;
+}
+
+static const char *const view_names[] = {"layout", "dtype", NULL};
+
+static PyObject *view_view(ViewObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames)
+{
+    PyObject *a[2];
+    if (strided_py_bind_args("view", args, nargs, kwnames, view_names, 0, a) < 0)
+        return NULL;
+    PyObject *layout_obj = a[0] == Py_None ? NULL : a[0];
+    PyObject *dtype_arg = a[1] == Py_None ? NULL : a[1];
+    if (layout_obj == NULL && dtype_arg == NULL)
+        return Py_NewRef(self);
+
+    strided_layout layout = self->view.layout;
+    if (layout_obj != NULL && strided_py_layout_from(layout_obj, &layout) < 0)
+        return NULL;
+    PyObject *dtype = NULL;
+    bool has_dl = false;
+    strided_dtype dl;
+    if (dtype_arg != NULL) {
+        if (as_dtype(dtype_arg, &dtype, &has_dl, &dl) < 0)
+            return NULL;
+    } else {
+        /* The current dtype, whose itemsize must then fit the layout. */
+        has_dl = self->view.has_dtype;
+        dl = self->view.dtype;
+        dtype = Py_XNewRef(self->dtype);
+    }
+    if (dtype != NULL && !has_dl && check_np_itemsize(dtype, layout.itemsize) < 0)
+        goto fail;
+    PyObject *base = view_base(self);
+    if (base == NULL)
+        goto fail;
+    strided_view v;
+    strided_status status = strided_view_view(&self->view, &layout, has_dl ? &dl : NULL, &v);
+    if (status != STRIDED_OK) {
+        strided_py_raise(status);
+        goto fail;
+    }
+    strided_memory_info info = strided_buffer_memory_info(v.buffer);
+    PyObject *result = (PyObject *)view_new(&v, base, layout_obj, base, dtype,
+                                            info.device_id, info.device_accessible);
+    Py_XDECREF(dtype);
+    return result;
+
+fail:
+    Py_XDECREF(dtype);
+    return NULL;
+}
+
+/* ---- DLPack export ------------------------------------------------------ */
+
+static void export_capsule_destructor(PyObject *capsule)
+{
+    /* A consumer renames the capsule when it takes the tensor. */
+    if (PyCapsule_IsValid(capsule, STRIDED_DLPACK_CAPSULE_VERSIONED)) {
+        strided_dl_managed_tensor_versioned *m =
+            PyCapsule_GetPointer(capsule, STRIDED_DLPACK_CAPSULE_VERSIONED);
+        if (m->deleter != NULL)
+            m->deleter(m);
+    } else if (PyCapsule_IsValid(capsule, STRIDED_DLPACK_CAPSULE)) {
+        strided_dl_managed_tensor *m = PyCapsule_GetPointer(capsule, STRIDED_DLPACK_CAPSULE);
+        if (m->deleter != NULL)
+            m->deleter(m);
+    }
+}
+
+/* The dtype checks of spec §6.1 that only the numpy dtype can answer. */
+static int check_export_dtype(ViewObject *self)
+{
+    PyObject *dtype = view_dtype(self);
+    if (dtype == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *fields = PyObject_GetAttrString(dtype, "fields");
+    if (fields == NULL)
+        return -1;
+    bool structured = fields != Py_None;
+    Py_DECREF(fields);
+    if (structured) {
+        PyErr_SetString(PyExc_BufferError,
+                        "Structured dtypes are not supported for DLPack export");
+        return -1;
+    }
+    PyObject *native = PyObject_GetAttrString(dtype, "isnative");
+    if (native == NULL)
+        return -1;
+    int is_native = PyObject_IsTrue(native);
+    Py_DECREF(native);
+    if (is_native < 0)
+        return -1;
+    if (!is_native) {
+        PyErr_SetString(PyExc_BufferError,
+                        "Non-native-endian dtypes are not supported for DLPack export");
+        return -1;
+    }
+    if (!self->view.has_dtype) {
+        PyErr_Format(PyExc_BufferError, "Unsupported dtype for DLPack export: %S", dtype);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *const dlpack_names[] = {"stream", "max_version", "dl_device", "copy",
+                                           NULL};
+
+static PyObject *view_dunder_dlpack(ViewObject *self, PyObject *const *args,
+                                    Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *a[4];
+    if (nargs > 0)
+        return PyErr_Format(PyExc_TypeError,
+                            "__dlpack__() takes no positional arguments (%zd given)",
+                            nargs);
+    if (strided_py_bind_args("__dlpack__", args, nargs, kwnames, dlpack_names, 0, a) < 0)
+        return NULL;
+    /* stream (a[0]) is accepted and ignored: there is nothing to order. */
+    if (a[2] != NULL && a[2] != Py_None) {
+        PyErr_SetString(PyExc_BufferError, "Sorry, not supported: dl_device other than None");
+        return NULL;
+    }
+    if (a[3] != NULL && a[3] != Py_None) {
+        int copy = PyObject_IsTrue(a[3]);
+        if (copy < 0)
+            return NULL;
+        if (copy) {
+            PyErr_SetString(PyExc_BufferError, "Sorry, not supported: copy=True");
+            return NULL;
+        }
+    }
+    bool versioned = false;
+    PyObject *mv = a[1];
+    if (mv != NULL && mv != Py_None) {
+        long major = -1;
+        bool ok = PyTuple_Check(mv) && PyTuple_GET_SIZE(mv) == 2 &&
+                  PyLong_Check(PyTuple_GET_ITEM(mv, 0)) && PyLong_Check(PyTuple_GET_ITEM(mv, 1));
+        if (ok) {
+            int overflow;
+            major = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(mv, 0), &overflow);
+            if (overflow > 0)
+                major = LONG_MAX;
+            else if (overflow < 0)
+                major = LONG_MIN;
+        }
+        if (!ok) {
+            PyErr_Format(PyExc_BufferError, "Expected max_version tuple[int, int], got %R", mv);
+            return NULL;
+        }
+        versioned = major >= 1;
+    }
+    if (check_export_dtype(self) < 0)
+        return NULL;
+    strided_status status;
+    PyObject *capsule;
+    if (versioned) {
+        strided_dl_managed_tensor_versioned *m = NULL;
+        status = strided_view_export_dlpack(&self->view, &m);
+        if (status != STRIDED_OK)
+            return raise_import(status);
+        capsule = PyCapsule_New(m, STRIDED_DLPACK_CAPSULE_VERSIONED, export_capsule_destructor);
+        if (capsule == NULL)
+            m->deleter(m);
+    } else {
+        strided_dl_managed_tensor *m = NULL;
+        status = strided_view_export_dlpack_legacy(&self->view, &m);
+        if (status != STRIDED_OK)
+            return raise_import(status);
+        capsule = PyCapsule_New(m, STRIDED_DLPACK_CAPSULE, export_capsule_destructor);
+        if (capsule == NULL)
+            m->deleter(m);
+    }
+    return capsule;
+}
+
+/* (device_type, device_id) of the exported tensor: the id is kept for CUDA
+ * only, as the export does. */
+static PyObject *view_dunder_dlpack_device(ViewObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_device d = self->view.device;
+    return Py_BuildValue("(ii)", (int)d.device_type,
+                         d.device_type == STRIDED_DEVICE_CUDA ? (int)d.device_id : 0);
+}
+
+/* ---- Properties --------------------------------------------------------- */
+
+static PyObject *int64_tuple(int n, const int64_t *v, int64_t scale)
+{
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i] * scale);
+        if (x == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+static PyObject *get_ptr(ViewObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromVoidPtr(strided_view_ptr(&self->view));
+}
+
+static PyObject *get_device_ptr(ViewObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(strided_view_device_ptr(&self->view));
+}
+
+static PyObject *get_shape(ViewObject *self, void *closure)
+{
+    (void)closure;
+    return int64_tuple(self->view.layout.ndim, self->view.layout.shape, 1);
+}
+
+static PyObject *get_strides(ViewObject *self, void *closure)
+{
+    (void)closure;
+    if (self->view.layout.implicit_strides)
+        Py_RETURN_NONE;
+    return int64_tuple(self->view.layout.ndim, self->view.layout.strides, 1);
+}
+
+static PyObject *get_size(ViewObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLongLong(strided_layout_volume(&self->view.layout));
+}
+
+static PyObject *get_dtype(ViewObject *self, void *closure)
+{
+    (void)closure;
+    PyObject *dtype = view_dtype(self);
+    if (dtype == NULL && PyErr_Occurred())
+        return NULL;
+    return Py_NewRef(dtype ? dtype : Py_None);
+}
+
+static PyObject *get_device_id(ViewObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(self->device_id);
+}
+
+static PyObject *get_is_device_accessible(ViewObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->device_accessible);
+}
+
+static PyObject *get_readonly(ViewObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->view.readonly);
+}
+
+static PyObject *get_exporting_obj(ViewObject *self, void *closure)
+{
+    (void)closure;
+    return Py_NewRef(self->exporting_obj ? self->exporting_obj : Py_None);
+}
+
+static PyObject *get_layout(ViewObject *self, void *closure)
+{
+    (void)closure;
+    if (self->layout == NULL)
+        self->layout = strided_py_layout_new(&self->view.layout);
+    return Py_XNewRef(self->layout);
+}
+
+static PyObject *get_buffer(ViewObject *self, void *closure)
+{
+    (void)closure;
+    bool of_buffer = self->base != NULL && self->base == self->exporting_obj;
+    return Py_NewRef(of_buffer ? self->base : Py_None);
+}
+
+static PyObject *get_array_interface(ViewObject *self, void *closure)
+{
+    (void)closure;
+    if (!strided_buffer_memory_info(self->view.buffer).host_accessible) {
+        PyErr_SetString(PyExc_AttributeError,
+                        "__array_interface__ is only available for host-accessible "
+                        "memory");
+        return NULL;
+    }
+    PyObject *dtype = view_dtype(self);
+    if (dtype == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError,
+                            "__array_interface__ needs a dtype; create the view with "
+                            "dtype specified.");
+        return NULL;
+    }
+    const strided_layout *l = &self->view.layout;
+    PyObject *strides;
+    if (l->implicit_strides)
+        strides = Py_NewRef(Py_None);
+    else if ((strides = int64_tuple(l->ndim, l->strides, l->itemsize)) == NULL)
+        return NULL;
+    PyObject *shape = int64_tuple(l->ndim, l->shape, 1);
+    PyObject *typestr = PyObject_GetAttrString(dtype, "str");
+    PyObject *descr = PyObject_GetAttrString(dtype, "descr");
+    PyObject *result = NULL;
+    if (shape != NULL && typestr != NULL && descr != NULL)
+        result = Py_BuildValue("{s:i,s:O,s:O,s:(NO),s:O,s:O}", "version", 3, "typestr",
+                               typestr, "descr", descr, "data",
+                               PyLong_FromVoidPtr(strided_view_ptr(&self->view)),
+                               self->view.readonly ? Py_True : Py_False, "shape", shape,
+                               "strides", strides);
+    Py_XDECREF(shape);
+    Py_XDECREF(typestr);
+    Py_XDECREF(descr);
+    Py_DECREF(strides);
+    return result;
+}
+
+/* "module.Class" of obj's type, as cuda.core's repr shows it. */
+static PyObject *type_name(PyObject *obj)
+{
+    PyObject *type = (PyObject *)Py_TYPE(obj);
+    PyObject *module = PyObject_GetAttrString(type, "__module__");
+    PyObject *name = PyObject_GetAttrString(type, "__qualname__");
+    PyObject *result = NULL;
+    if (module != NULL && name != NULL)
+        result = PyUnicode_FromFormat("%U.%U", module, name);
+    Py_XDECREF(module);
+    Py_XDECREF(name);
+    return result;
+}
+
+static PyObject *view_repr(ViewObject *self)
+{
+    PyObject *dtype = view_dtype(self);
+    if (dtype == NULL && PyErr_Occurred())
+        return NULL;
+    PyObject *shape = get_shape(self, NULL), *strides = get_strides(self, NULL);
+    PyObject *dtype_name = dtype ? type_name(dtype) : PyUnicode_FromString("None");
+    PyObject *exporter = type_name(self->exporting_obj ? self->exporting_obj : Py_None);
+    PyObject *result = NULL;
+    if (shape != NULL && strides != NULL && dtype_name != NULL && exporter != NULL)
+        result = PyUnicode_FromFormat(
+            "StridedMemoryView(ptr=%llu,\n shape=%S,\n strides=%S,\n itemsize=%d,\n "
+            "dtype=%U,\n device_id=%d,\n is_device_accessible=%s,\n readonly=%s,\n "
+            "exporting_obj=%U)",
+            (unsigned long long)(uintptr_t)strided_view_ptr(&self->view), shape, strides,
+            (int)self->view.layout.itemsize, dtype_name, self->device_id,
+            self->device_accessible ? "True" : "False",
+            self->view.readonly ? "True" : "False", exporter);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(dtype_name);
+    Py_XDECREF(exporter);
+    return result;
+}
+
+/* ---- Lifetime ----------------------------------------------------------- */
+
+static int view_traverse(ViewObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->exporting_obj);
+    Py_VISIT(self->layout);
+    Py_VISIT(self->base);
+    Py_VISIT(self->dtype);
+    return 0;
+}
+
+static int view_clear(ViewObject *self)
+{
+    Py_CLEAR(self->exporting_obj);
+    Py_CLEAR(self->layout);
+    Py_CLEAR(self->base);
+    Py_CLEAR(self->dtype);
+    return 0;
+}
+
+static void view_dealloc(ViewObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakrefs != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    strided_buffer *b = self->view.buffer;
+    self->view.buffer = NULL;
+    strided_py_release_buffer(b);
+    view_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static PyGetSetDef view_getset[] = {
+    {"ptr", (getter)get_ptr, NULL, "The address of the element at index (0,...,0).", NULL},
+    {"device_ptr", (getter)get_device_ptr, NULL,
+     "The address at which a device reaches that element (0 when no device can).", NULL},
+    {"shape", (getter)get_shape, NULL, "The extents.", NULL},
+    {"strides", (getter)get_strides, NULL,
+     "The strides in elements, or None for C order given without strides.", NULL},
+    {"size", (getter)get_size, NULL, "The number of elements.", NULL},
+    {"dtype", (getter)get_dtype, NULL, "The numpy dtype, or None when unknown.", NULL},
+    {"device_id", (getter)get_device_id, NULL,
+     "The device of the memory; -1 for host memory not bound to a device.", NULL},
+    {"is_device_accessible", (getter)get_is_device_accessible, NULL,
+     "Whether a CUDA device can reach the memory.", NULL},
+    {"readonly", (getter)get_readonly, NULL, "Whether the view refuses writes.", NULL},
+    {"exporting_obj", (getter)get_exporting_obj, NULL,
+     "The producer object, or the Buffer for from_buffer and view() results.", NULL},
+    {"layout", (getter)get_layout, NULL, "The StridedLayout.", NULL},
+    {"_layout", (getter)get_layout, NULL, "The StridedLayout (cuda.core's name).", NULL},
+    {"buffer", (getter)get_buffer, NULL,
+     "The Buffer the view was made from, or None for an imported view.", NULL},
+    {"__array_interface__", (getter)get_array_interface, NULL,
+     "NumPy's array interface (version 3), for host-accessible views.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+#define KW (METH_FASTCALL | METH_KEYWORDS)
+
+static PyMethodDef view_methods[] = {
+    {"from_buffer", (PyCFunction)(void (*)(void))view_from_buffer, KW | METH_CLASS,
+     "from_buffer(buffer, shape, strides=None, *, itemsize=None, dtype=None, "
+     "is_readonly=False)\nfrom_buffer(buffer, layout, dtype=None, is_readonly=False)\n\n"
+     "A view of a Buffer: through a shape, strides in elements and an itemsize or "
+     "dtype, or through a StridedLayout (then view.layout is layout)."},
+    {"from_dlpack", (PyCFunction)(void (*)(void))view_from_dlpack, KW | METH_CLASS,
+     "from_dlpack(obj, stream_ptr=None)\n--\n\n"
+     "A view of a DLPack producer. For CPU and CUDA tensors stream_ptr must be given "
+     "(-1: no synchronisation)."},
+    {"from_array_interface", (PyCFunction)view_from_array_interface, METH_O | METH_CLASS,
+     "from_array_interface(obj)\n--\n\nA view of an object with NumPy's "
+     "__array_interface__ (version 3)."},
+    {"view", (PyCFunction)(void (*)(void))view_view, KW,
+     "view(layout=None, dtype=None)\n--\n\n"
+     "Another view of the same memory; both None returns self."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))view_dunder_dlpack, KW,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "Export as a DLPack capsule (versioned when max_version >= (1, 0))."},
+    {"__dlpack_device__", (PyCFunction)view_dunder_dlpack_device, METH_NOARGS,
+     "__dlpack_device__()\n--\n\n(device_type, device_id) of the exported tensor."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ViewType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "strided.StridedMemoryView",
+    .tp_doc = "A strided view of memory: a pointer, a StridedLayout, a dtype and a "
+              "device, made by from_dlpack, from_array_interface, from_buffer or "
+              "view().",
+    .tp_basicsize = sizeof(ViewObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_dealloc = (destructor)view_dealloc,
+    .tp_traverse = (traverseproc)view_traverse,
+    .tp_clear = (inquiry)view_clear,
+    .tp_repr = (reprfunc)view_repr,
+    .tp_weaklistoffset = offsetof(ViewObject, weakrefs),
+    .tp_methods = view_methods,
+    .tp_getset = view_getset,
+};
+
+int strided_py_add_view_type(PyObject *module)
+{
+    if (PyType_Ready(&ViewType) < 0)
+        return -1;
+    return PyModule_AddObjectRef(module, "StridedMemoryView", (PyObject *)&ViewType);
+}
