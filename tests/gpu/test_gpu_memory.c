@@ -140,7 +140,10 @@ enum {
     X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned int))               \
     X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                     \
     X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                          \
-    X(cuLaunchHostFunc, "cuLaunchHostFunc", (CUstream, void (*)(void *), void *))
+    X(cuStreamWaitValue32, "cuStreamWaitValue32_v2",                           \
+      (CUstream, CUdeviceptr, unsigned int, unsigned int))                     \
+    X(cuStreamWriteValue32, "cuStreamWriteValue32_v2",                         \
+      (CUstream, CUdeviceptr, unsigned int, unsigned int))
 
 /* Entry points that may be missing; without them the non-primary context
  * case is left out. */
@@ -1349,64 +1352,68 @@ static void test_context_unchanged(void **state)
     CU(cuMemFree(dev));
 }
 
-/* Host functions that hold a stream back and note when a stream got past a
- * point, so ordering is observed without querying stream state. */
-static atomic_int gate_open;
-static atomic_int consumer_ran;
-
-static void wait_for_gate(void *arg)
+/* Read a flag the device writes, waiting at most about 5 s for want;
+ * returns what it last read. */
+static unsigned int poll_flag(volatile unsigned int *flag, unsigned int want)
 {
     const struct timespec ms = {0, 1000000};
-    (void)arg;
-    while (!atomic_load(&gate_open))
+    for (int i = 0; i < 5000 && *flag != want; i++)
         nanosleep(&ms, NULL);
+    return *flag;
 }
 
-static void note_consumer_ran(void *arg)
-{
-    (void)arg;
-    atomic_store(&consumer_ran, 1);
-}
-
+/* The producer stream is held on the device by a wait on a host-written
+ * gate (cuStreamWaitValue32); the consumer writes a marker when it gets past
+ * the point of interest (cuStreamWriteValue32). No host callbacks, no
+ * stream queries: the host only reads the marker. The gate is always opened
+ * before any synchronization, so a failure cannot hang the test. */
 static void test_stream_wait_orders_on_the_device(void **state)
 {
     const struct timespec settle = {0, 50000000};
     CUstream producer, consumer;
     CUcontext before = NULL, after = NULL;
+    volatile unsigned int *flags = NULL;
+    unsigned int seen;
 
     (void)state;
+    CU(cuMemHostAlloc((void **)&flags, 2 * sizeof *flags, CU_MEMHOSTALLOC_DEVICEMAP));
+    CUdeviceptr gate = (CUdeviceptr)(uintptr_t)&flags[0];
+    CUdeviceptr marker = (CUdeviceptr)(uintptr_t)&flags[1];
     CU(cuStreamCreate(&producer, CU_STREAM_NON_BLOCKING));
     CU(cuStreamCreate(&consumer, CU_STREAM_NON_BLOCKING));
-    atomic_store(&gate_open, 0);
-    atomic_store(&consumer_ran, 0);
-    /* The producer's pending work: held until the gate opens. */
-    CU(cuLaunchHostFunc(producer, wait_for_gate, NULL));
+
+    /* With the wait: the consumer is held behind the producer. */
+    flags[0] = 0;
+    flags[1] = 0;
+    CU(cuStreamWaitValue32(producer, gate, 1, 0 /* GEQ */));
     CU(cuCtxGetCurrent(&before));
-    /* Returns at once: the host must not wait for the producer. */
     assert_ok(strided_stream_wait(consumer, producer, TEST_DEVICE));
     CU(cuCtxGetCurrent(&after));
     assert_ptr_equal(before, after);
-    CU(cuLaunchHostFunc(consumer, note_consumer_ran, NULL));
+    CU(cuStreamWriteValue32(consumer, marker, 1, 0));
     nanosleep(&settle, NULL);
-    /* The consumer is held behind the producer's work. */
-    assert_int_equal(atomic_load(&consumer_ran), 0);
-    atomic_store(&gate_open, 1);
+    seen = flags[1];
+    flags[0] = 1; /* open the gate before anything can fail */
+    assert_int_equal(seen, 0);
+    assert_int_equal(poll_flag(&flags[1], 1), 1);
     CU(cuStreamSynchronize(consumer));
-    assert_int_equal(atomic_load(&consumer_ran), 1);
     CU(cuStreamSynchronize(producer));
 
-    /* Without the wait, the consumer runs while the producer is held. */
-    atomic_store(&gate_open, 0);
-    atomic_store(&consumer_ran, 0);
-    CU(cuLaunchHostFunc(producer, wait_for_gate, NULL));
-    CU(cuLaunchHostFunc(consumer, note_consumer_ran, NULL));
+    /* Without the wait the consumer runs while the producer is held, so
+     * the check above can fail. */
+    flags[0] = 0;
+    flags[1] = 0;
+    CU(cuStreamWaitValue32(producer, gate, 1, 0));
+    CU(cuStreamWriteValue32(consumer, marker, 1, 0));
+    seen = poll_flag(&flags[1], 1);
+    flags[0] = 1;
+    assert_int_equal(seen, 1);
     CU(cuStreamSynchronize(consumer));
-    assert_int_equal(atomic_load(&consumer_ran), 1);
-    atomic_store(&gate_open, 1);
     CU(cuStreamSynchronize(producer));
 
     CU(cuStreamDestroy(producer));
     CU(cuStreamDestroy(consumer));
+    CU(cuMemFreeHost((void *)flags));
 }
 
 int main(void)
