@@ -23,8 +23,6 @@ PyObject *strided_py_raise(strided_status status)
         break;
     case STRIDED_ERR_NO_CUDA_DRIVER:
     case STRIDED_ERR_CUDA:
-        type = PyExc_RuntimeError;
-        break;
     default:
         type = PyExc_RuntimeError;
         break;
