@@ -449,29 +449,37 @@ static int dlpack_consumer(PyObject *device, PyObject *stream_ptr, int *out_id,
     return 0;
 }
 
+/* Names and constants of the DLPack calls, made once (interned: calls
+ * look them up without hashing new strings). */
+static PyObject *name_dlpack, *name_dlpack_device, *name_cai, *kw_stream,
+    *kw_stream_max_version, *our_max_version;
+
+static int init_call_names(void)
+{
+    name_dlpack = PyUnicode_InternFromString("__dlpack__");
+    name_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
+    name_cai = PyUnicode_InternFromString("__cuda_array_interface__");
+    kw_stream = Py_BuildValue("(s)", "stream");
+    kw_stream_max_version = Py_BuildValue("(ss)", "stream", "max_version");
+    our_max_version =
+        Py_BuildValue("(ii)", STRIDED_DLPACK_MAJOR_VERSION, STRIDED_DLPACK_MINOR_VERSION);
+    if (name_dlpack == NULL || name_dlpack_device == NULL || name_cai == NULL ||
+        kw_stream == NULL ||
+        kw_stream_max_version == NULL || our_max_version == NULL)
+        return -1;
+    return 0;
+}
+
 /* obj.__dlpack__(stream=stream, max_version=(1, 3)), retried without
  * max_version for producers that predate it. */
 static PyObject *call_dlpack(PyObject *obj, PyObject *stream)
 {
-    PyObject *method = PyObject_GetAttrString(obj, "__dlpack__");
-    if (method == NULL)
-        return NULL;
-    PyObject *kwargs = Py_BuildValue("{s:O,s:(ii)}", "stream", stream, "max_version",
-                                     STRIDED_DLPACK_MAJOR_VERSION,
-                                     STRIDED_DLPACK_MINOR_VERSION);
-    PyObject *empty = PyTuple_New(0);
-    PyObject *capsule = NULL;
-    if (kwargs != NULL && empty != NULL) {
-        capsule = PyObject_Call(method, empty, kwargs);
-        if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
-            PyDict_DelItemString(kwargs, "max_version");
-            capsule = PyObject_Call(method, empty, kwargs);
-        }
+    PyObject *args[3] = {obj, stream, our_max_version};
+    PyObject *capsule = PyObject_VectorcallMethod(name_dlpack, args, 1, kw_stream_max_version);
+    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        capsule = PyObject_VectorcallMethod(name_dlpack, args, 1, kw_stream);
     }
-    Py_XDECREF(kwargs);
-    Py_XDECREF(empty);
-    Py_DECREF(method);
     return capsule;
 }
 
@@ -486,7 +494,7 @@ static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize
         0)
         return NULL;
     PyObject *obj = a[0], *stream_ptr = a[1] ? a[1] : Py_None;
-    PyObject *device = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+    PyObject *device = PyObject_CallMethodNoArgs(obj, name_dlpack_device);
     if (device == NULL)
         return NULL;
     int device_id;
@@ -537,25 +545,17 @@ static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize
     return (PyObject *)view_new(&v, obj, NULL, NULL, NULL, device_id, accessible);
 }
 
-/* An array-interface import is made as a DLPack import of a tensor built
- * here (one allocation: the struct, then shape and strides), so that the C
- * library computes the footprint and owns the reference to the exporting
- * object. The deleter may run on any thread, with or without the GIL. */
-typedef struct {
-    strided_dl_managed_tensor_versioned managed;
-    int64_t dims[];
-} AiTensor;
+/* ---- Array interfaces -------------------------------------------------- */
 
-static void ai_deleter(strided_dl_managed_tensor_versioned *m)
-{
-    PyObject *owner = m->manager_ctx;
-    if (strided_py_can_call_python()) {
-        PyGILState_STATE gil = PyGILState_Ensure();
-        Py_DECREF(owner);
-        PyGILState_Release(gil);
-    }
-    PyMem_RawFree(m);
-}
+/* What an array interface dict (NumPy's or CUDA's, v3) describes. */
+typedef struct {
+    void *ptr;             /* element (0,...,0) */
+    bool readonly;
+    PyObject *dtype;       /* numpy dtype of typestr; new reference */
+    bool has_dl;           /* dl is set: the dtype has a DLPack equivalent */
+    strided_dtype dl;
+    strided_layout layout; /* shape, byte strides / itemsize */
+} ArrayDesc;
 
 static int dict_item(PyObject *dict, const char *key, PyObject **out)
 {
@@ -592,123 +592,350 @@ static int int64_sequence(PyObject *obj, const char *what, int64_t *out, int *ou
     return 0;
 }
 
-static PyObject *view_from_array_interface(PyObject *cls, PyObject *obj)
+/* obj.<attr> as a dict of version 3 or later without a mask (the checks
+ * cuda.core makes first, with its messages). New reference. */
+static PyObject *interface_dict(PyObject *obj, const char *attr, const char *name)
 {
-    (void)cls;
-    PyObject *ai = PyObject_GetAttrString(obj, "__array_interface__");
-    if (ai == NULL)
+    PyObject *d = PyObject_GetAttrString(obj, attr), *item;
+    if (d == NULL)
         return NULL;
-    PyObject *dtype = NULL, *item;
-    if (!PyDict_Check(ai)) {
-        PyErr_SetString(PyExc_TypeError, "__array_interface__ must be a dict");
+    if (!PyDict_Check(d)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a dict, got %.200s", attr,
+                     Py_TYPE(d)->tp_name);
         goto fail;
     }
-    if (dict_item(ai, "version", &item) < 0)
+    if (dict_item(d, "version", &item) < 0)
         goto fail;
     long version = PyLong_AsLong(item);
     if (version == -1 && PyErr_Occurred())
         goto fail;
     if (version < 3) {
-        PyErr_SetString(PyExc_BufferError,
-                        "only NumPy Array Interface v3 or above is supported");
+        PyErr_Format(PyExc_BufferError, "only %s v3 or above is supported", name);
         goto fail;
     }
-    item = PyDict_GetItemString(ai, "mask");
+    item = PyDict_GetItemString(d, "mask");
     if (item != NULL && item != Py_None) {
         PyErr_SetString(PyExc_BufferError, "mask is not supported");
         goto fail;
     }
-    void *ptr;
+    return d;
+fail:
+    Py_DECREF(d);
+    return NULL;
+}
+
+/* Read data, typestr, shape and strides (in bytes) of an interface dict.
+ * On success out->dtype is a new reference. */
+static int array_desc(PyObject *d, const char *attr, ArrayDesc *out)
+{
+    PyObject *item;
     int readonly;
-    if (dict_item(ai, "data", &item) < 0)
-        goto fail;
+    if (dict_item(d, "data", &item) < 0)
+        return -1;
     if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
-        PyErr_SetString(PyExc_TypeError,
-                        "__array_interface__['data'] must be a (ptr, readonly) tuple");
-        goto fail;
+        PyErr_Format(PyExc_TypeError, "%s['data'] must be a (ptr, readonly) tuple", attr);
+        return -1;
     }
-    if (strided_py_as_address(PyTuple_GET_ITEM(item, 0), &ptr) < 0 ||
+    if (strided_py_as_address(PyTuple_GET_ITEM(item, 0), &out->ptr) < 0 ||
         (readonly = PyObject_IsTrue(PyTuple_GET_ITEM(item, 1))) < 0)
-        goto fail;
-    if (dict_item(ai, "typestr", &item) < 0 || (dtype = np_dtype(item)) == NULL)
-        goto fail;
-    strided_dtype dl;
-    int found = dl_dtype_of(dtype, &dl);
-    if (found < 0)
-        goto fail;
-    if (found == 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "from_array_interface: dtype %R has no DLPack equivalent and is "
-                     "not supported",
-                     dtype);
-        goto fail;
-    }
+        return -1;
+    out->readonly = readonly;
     int64_t shape[STRIDED_MAX_NDIM], strides[STRIDED_MAX_NDIM];
     int ndim, nstrides = 0;
-    if (dict_item(ai, "shape", &item) < 0 || int64_sequence(item, "shape", shape, &ndim) < 0)
-        goto fail;
-    item = PyDict_GetItemString(ai, "strides");
+    if (dict_item(d, "shape", &item) < 0 || int64_sequence(item, "shape", shape, &ndim) < 0)
+        return -1;
+    item = PyDict_GetItemString(d, "strides");
     bool has_strides = item != NULL && item != Py_None;
     if (has_strides && int64_sequence(item, "strides", strides, &nstrides) < 0)
-        goto fail;
+        return -1;
     if (has_strides && nstrides != ndim) {
-        PyErr_Format(PyExc_ValueError,
-                     "__array_interface__ has %d strides for %d dimensions", nstrides,
-                     ndim);
-        goto fail;
+        PyErr_Format(PyExc_ValueError, "%s has %d strides for %d dimensions", attr,
+                     nstrides, ndim);
+        return -1;
     }
-    int itemsize = 0;
-    strided_dtype_itemsize(dl, &itemsize);
-    /* Byte strides to element strides, with libstrided's checks. */
-    strided_layout layout;
+    if (dict_item(d, "typestr", &item) < 0)
+        return -1;
+    PyObject *dtype = np_dtype(item);
+    if (dtype == NULL)
+        return -1;
+    long itemsize = 0;
+    int found = dl_dtype_of(dtype, &out->dl);
+    if (found < 0 || dtype_int_attr(dtype, "itemsize", &itemsize) < 0)
+        goto fail;
+    /* Byte strides to element strides, with libstrided's checks ("strides
+     * must be divisible by itemsize"). */
     strided_status status = strided_layout_init_byte_strides(
-        &layout, ndim, shape, has_strides ? strides : NULL, itemsize);
+        &out->layout, ndim, shape, has_strides ? strides : NULL, (int)itemsize);
     if (status != STRIDED_OK) {
         strided_py_raise(status);
         goto fail;
     }
+    out->has_dl = found == 1;
+    out->dtype = dtype;
+    return 0;
+fail:
+    Py_DECREF(dtype);
+    return -1;
+}
 
-    AiTensor *t = PyMem_RawCalloc(1, sizeof(AiTensor) + 2 * (size_t)ndim * sizeof(int64_t));
-    if (t == NULL) {
-        PyErr_NoMemory();
-        goto fail;
+/* The release callback of interface imports: the exporting object, kept
+ * alive while the memory is in use. May run on any thread. */
+static void release_exporter(void *context, void *ptr, size_t size)
+{
+    (void)ptr;
+    (void)size;
+    if (strided_py_can_call_python()) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        Py_DECREF((PyObject *)context);
+        PyGILState_Release(gil);
     }
-    strided_dl_managed_tensor_versioned *m = &t->managed;
-    /* 1.1: strides may be NULL (implicit C order), which the view keeps. */
-    m->version.major = 1;
-    m->version.minor = 1;
-    m->manager_ctx = Py_NewRef(obj);
-    m->deleter = ai_deleter;
-    m->flags = readonly ? STRIDED_DLPACK_FLAG_READ_ONLY : 0;
-    m->dl_tensor.data = ptr;
-    m->dl_tensor.device.device_type = STRIDED_DEVICE_CPU;
-    m->dl_tensor.device.device_id = 0;
-    m->dl_tensor.ndim = ndim;
-    m->dl_tensor.dtype = dl;
-    if (ndim > 0) {
-        memcpy(t->dims, shape, (size_t)ndim * sizeof(int64_t));
-        m->dl_tensor.shape = t->dims;
-        if (has_strides) {
-            memcpy(t->dims + ndim, layout.strides, (size_t)ndim * sizeof(int64_t));
-            m->dl_tensor.strides = t->dims + ndim;
+}
+
+/* The view of what d describes, holding a reference to obj until the last
+ * holder of the memory lets go. device NULL: classify the memory. */
+static int wrap_desc(const ArrayDesc *d, PyObject *obj, const strided_device *device,
+                     strided_view *out)
+{
+    strided_status status =
+        strided_view_wrap(d->ptr, &d->layout, d->has_dl ? &d->dl : NULL, d->readonly,
+                          device, release_exporter, Py_NewRef(obj), out);
+    if (status != STRIDED_OK) {
+        Py_DECREF(obj);
+        strided_py_raise(status);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *view_from_array_interface(PyObject *cls, PyObject *obj)
+{
+    (void)cls;
+    PyObject *ai = interface_dict(obj, "__array_interface__", "NumPy Array Interface");
+    if (ai == NULL)
+        return NULL;
+    ArrayDesc d;
+    int rc = array_desc(ai, "__array_interface__", &d);
+    Py_DECREF(ai);
+    if (rc < 0)
+        return NULL;
+    /* Host memory, not bound to a device (spec D2); no driver call. */
+    strided_device cpu = {STRIDED_DEVICE_CPU, 0};
+    strided_view v;
+    PyObject *result = NULL;
+    if (wrap_desc(&d, obj, &cpu, &v) == 0)
+        result = (PyObject *)view_new(&v, obj, NULL, NULL, d.dtype, -1, false);
+    Py_DECREF(d.dtype);
+    return result;
+}
+
+/* A stream_ptr argument of the import functions: -1 (*sync false: order
+ * nothing) or a CUstream handle (0 is the legacy default stream). */
+static int consumer_stream(PyObject *stream_ptr, void **out, bool *sync)
+{
+    PyObject *n = PyNumber_Index(stream_ptr);
+    if (n == NULL)
+        return -1;
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(n, &overflow);
+    unsigned long long handle = 0;
+    if (overflow > 0)
+        handle = PyLong_AsUnsignedLongLong(n);
+    Py_DECREF(n);
+    if (PyErr_Occurred())
+        return -1;
+    if (overflow < 0 || (overflow == 0 && value < -1)) {
+        PyErr_Format(PyExc_ValueError,
+                     "stream_ptr must be -1 (no synchronisation) or a CUDA stream "
+                     "handle, got %R",
+                     stream_ptr);
+        return -1;
+    }
+    *sync = overflow > 0 || value != -1;
+    *out = (void *)(uintptr_t)(overflow > 0 ? handle : (unsigned long long)value);
+    return 0;
+}
+
+static const char *const from_cai_names[] = {"obj", "stream_ptr", NULL};
+
+/* spec §4.4. The device comes from the pointer (the current device for a
+ * NULL pointer, i.e. an empty array); the consumer stream waits, on the
+ * device, for the stream the producer named. */
+static PyObject *view_from_cai(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    (void)cls;
+    PyObject *a[2];
+    if (strided_py_bind_args("from_cuda_array_interface", args, nargs, kwnames,
+                             from_cai_names, 1, a) < 0)
+        return NULL;
+    PyObject *obj = a[0], *stream_ptr = a[1] ? a[1] : Py_None;
+    PyObject *cai = interface_dict(obj, "__cuda_array_interface__", "CUDA Array Interface");
+    if (cai == NULL)
+        return NULL;
+    ArrayDesc d = {0};
+    strided_view v = {0};
+    PyObject *result = NULL, *producer_obj;
+    void *consumer = NULL, *producer = NULL;
+    bool sync = false;
+    if (stream_ptr == Py_None) {
+        PyErr_SetString(PyExc_BufferError, "stream=None is ambiguous with view()");
+        goto done;
+    }
+    if (consumer_stream(stream_ptr, &consumer, &sync) < 0)
+        goto done;
+    producer_obj = PyDict_GetItemString(cai, "stream");
+    if (sync && producer_obj != NULL && producer_obj != Py_None) {
+        long long p = PyLong_AsLongLong(producer_obj);
+        if (p == -1 && PyErr_Occurred())
+            goto done;
+        /* CAI v3: 0 is disallowed (ambiguous); 1 and 2 are the legacy and
+         * per-thread default streams. */
+        if (p <= 0) {
+            PyErr_Format(PyExc_AssertionError,
+                         "__cuda_array_interface__['stream'] must be a positive "
+                         "stream handle, got %lld",
+                         p);
+            goto done;
+        }
+        producer = (void *)(uintptr_t)p;
+    }
+    if (array_desc(cai, "__cuda_array_interface__", &d) < 0)
+        goto done;
+
+    strided_status status;
+    int device_id = 0;
+    strided_device device = {STRIDED_DEVICE_CUDA, 0};
+    if (d.ptr == NULL) {
+        /* No memory to ask about: the current device (cuda.core's rule). */
+        if ((status = strided_current_device(&device_id)) != STRIDED_OK) {
+            strided_py_raise(status);
+            goto done;
+        }
+        device.device_id = device_id;
+        if (wrap_desc(&d, obj, &device, &v) < 0)
+            goto done;
+    } else {
+        if (wrap_desc(&d, obj, NULL, &v) < 0)
+            goto done;
+        strided_memory_info info = strided_buffer_memory_info(v.buffer);
+        if (!info.device_accessible) {
+            PyErr_Format(PyExc_BufferError,
+                         "__cuda_array_interface__['data'] %p is not memory a CUDA "
+                         "device can access",
+                         d.ptr);
+            goto done;
+        }
+        device_id = info.device_id;
+        if (device_id < 0 && (status = strided_current_device(&device_id)) != STRIDED_OK) {
+            strided_py_raise(status);
+            goto done;
         }
     }
-    strided_view v;
-    status = strided_view_import_dlpack(m, true, &v);
-    if (status != STRIDED_OK) {
+    if (producer != NULL &&
+        (status = strided_stream_wait(consumer, producer, device_id)) != STRIDED_OK) {
         strided_py_raise(status);
-        goto fail;
+        goto done;
     }
-    Py_DECREF(ai);
-    /* Host memory, not bound to a device (spec D2). */
-    PyObject *result = (PyObject *)view_new(&v, obj, NULL, NULL, dtype, -1, false);
-    Py_DECREF(dtype);
+    result = (PyObject *)view_new(&v, obj, NULL, NULL, d.dtype, device_id, true);
+    v.buffer = NULL; /* view_new took it, or released it */
+done:
+    strided_py_release_buffer(v.buffer);
+    Py_XDECREF(d.dtype);
+    Py_DECREF(cai);
     return result;
+}
 
-fail:
-    Py_DECREF(ai);
-    Py_XDECREF(dtype);
-    return NULL;
+/* ---- Any interface, and the deprecated constructor ------------------- */
+
+/* 1 when obj has the attribute, 0 when it raises AttributeError (a
+ * property may say "not for this object" so), -1 for any other error. */
+static int has_attr(PyObject *obj, PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value != NULL) {
+        Py_DECREF(value);
+        return 1;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+/* 1 when obj speaks DLPack (both methods), 0 when it has a CUDA Array
+ * Interface instead; -1 with BufferError when it has neither. */
+static int pick_protocol(PyObject *obj)
+{
+    int dlpack = has_attr(obj, name_dlpack);
+    if (dlpack > 0)
+        dlpack = has_attr(obj, name_dlpack_device);
+    if (dlpack != 0)
+        return dlpack;
+    int cai = has_attr(obj, name_cai);
+    if (cai > 0)
+        return 0;
+    if (cai == 0)
+        PyErr_SetString(PyExc_BufferError,
+                        "the input object does not support any data exchange protocol");
+    return -1;
+}
+
+static const char *const from_any_names[] = {"obj", "stream_ptr", NULL};
+
+static PyObject *view_from_any(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    PyObject *a[2];
+    if (strided_py_bind_args("from_any_interface", args, nargs, kwnames, from_any_names, 1,
+                             a) < 0)
+        return NULL;
+    PyObject *call[2] = {a[0], a[1] ? a[1] : Py_None};
+    switch (pick_protocol(a[0])) {
+    case 1:
+        return view_from_dlpack(cls, call, 2, NULL);
+    case 0:
+        return view_from_cai(cls, call, 2, NULL);
+    default:
+        return NULL;
+    }
+}
+
+/* StridedMemoryView(obj=None, stream_ptr=None): deprecated (spec §4.2).
+ * No object gives a view of no elements at address 0. */
+static PyObject *view_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"obj", "stream_ptr", NULL};
+    PyObject *obj = Py_None, *stream_ptr = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:StridedMemoryView", names, &obj,
+                                     &stream_ptr))
+        return NULL;
+    if (PyErr_WarnFormat(PyExc_DeprecationWarning, 1,
+                         "Constructing a StridedMemoryView directly from a %.200s is "
+                         "deprecated; use StridedMemoryView.from_any_interface(obj, "
+                         "stream_ptr) (or from_dlpack, from_cuda_array_interface, "
+                         "from_array_interface) instead",
+                         Py_TYPE(obj)->tp_name) < 0)
+        return NULL;
+    if (obj == Py_None) {
+        strided_layout empty;
+        strided_view v;
+        strided_device cpu = {STRIDED_DEVICE_CPU, 0};
+        strided_status status = strided_layout_init(&empty, 1, (int64_t[]){0}, NULL, 1);
+        if (status == STRIDED_OK)
+            status = strided_view_wrap(NULL, &empty, NULL, false, &cpu, NULL, NULL, &v);
+        if (status != STRIDED_OK)
+            return strided_py_raise(status);
+        return (PyObject *)view_new(&v, NULL, NULL, NULL, NULL, -1, false);
+    }
+    PyObject *call[2] = {obj, stream_ptr};
+    switch (pick_protocol(obj)) {
+    case 1:
+        return view_from_dlpack((PyObject *)type, call, 2, NULL);
+    case 0:
+        return view_from_cai((PyObject *)type, call, 2, NULL);
+    default:
+        return NULL;
+    }
 }
 
 /* ---- view() ------------------------------------------------------------- */
@@ -1005,21 +1232,19 @@ static PyObject *get_buffer(ViewObject *self, void *closure)
     return Py_NewRef(of_buffer ? self->base : Py_None);
 }
 
-static PyObject *get_array_interface(ViewObject *self, void *closure)
+/* The array interface dict (version 3) of the view with data address
+ * data: typestr and descr of the dtype, shape, strides in bytes (None for C
+ * order given without strides), and for the CUDA Array Interface a stream
+ * key (None: the view has no pending work of its own). what names the
+ * interface in errors. */
+static PyObject *interface_of(ViewObject *self, unsigned long long data, bool cuda,
+                              const char *what)
 {
-    (void)closure;
-    if (!strided_buffer_memory_info(self->view.buffer).host_accessible) {
-        PyErr_SetString(PyExc_AttributeError,
-                        "__array_interface__ is only available for host-accessible "
-                        "memory");
-        return NULL;
-    }
     PyObject *dtype = view_dtype(self);
     if (dtype == NULL) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError,
-                            "__array_interface__ needs a dtype; create the view with "
-                            "dtype specified.");
+            PyErr_Format(PyExc_ValueError,
+                         "%s needs a dtype; create the view with dtype specified.", what);
         return NULL;
     }
     const strided_layout *l = &self->view.layout;
@@ -1035,14 +1260,44 @@ static PyObject *get_array_interface(ViewObject *self, void *closure)
     if (shape != NULL && typestr != NULL && descr != NULL)
         result = Py_BuildValue("{s:i,s:O,s:O,s:(NO),s:O,s:O}", "version", 3, "typestr",
                                typestr, "descr", descr, "data",
-                               PyLong_FromVoidPtr(strided_view_ptr(&self->view)),
+                               PyLong_FromUnsignedLongLong(data),
                                self->view.readonly ? Py_True : Py_False, "shape", shape,
                                "strides", strides);
+    if (result != NULL && cuda && PyDict_SetItemString(result, "stream", Py_None) < 0)
+        Py_CLEAR(result);
     Py_XDECREF(shape);
     Py_XDECREF(typestr);
     Py_XDECREF(descr);
     Py_DECREF(strides);
     return result;
+}
+
+static PyObject *get_array_interface(ViewObject *self, void *closure)
+{
+    (void)closure;
+    if (!strided_buffer_memory_info(self->view.buffer).host_accessible) {
+        PyErr_SetString(PyExc_AttributeError,
+                        "__array_interface__ is only available for host-accessible "
+                        "memory");
+        return NULL;
+    }
+    return interface_of(self, (uintptr_t)strided_view_ptr(&self->view), false,
+                        "__array_interface__");
+}
+
+/* The CUDA Array Interface (v3) for views a device can reach, with the
+ * device address. */
+static PyObject *get_cuda_array_interface(ViewObject *self, void *closure)
+{
+    (void)closure;
+    uintptr_t dptr = strided_view_device_ptr(&self->view);
+    if (!self->device_accessible || (dptr == 0 && strided_view_ptr(&self->view) != NULL)) {
+        PyErr_SetString(PyExc_AttributeError,
+                        "__cuda_array_interface__ is only available for memory a CUDA "
+                        "device can access");
+        return NULL;
+    }
+    return interface_of(self, dptr, true, "__cuda_array_interface__");
 }
 
 /* "module.Class" of obj's type, as cuda.core's repr shows it. */
@@ -1138,6 +1393,8 @@ static PyGetSetDef view_getset[] = {
      "The Buffer the view was made from, or None for an imported view.", NULL},
     {"__array_interface__", (getter)get_array_interface, NULL,
      "NumPy's array interface (version 3), for host-accessible views.", NULL},
+    {"__cuda_array_interface__", (getter)get_cuda_array_interface, NULL,
+     "The CUDA Array Interface (version 3), for views a CUDA device can access.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1156,6 +1413,15 @@ static PyMethodDef view_methods[] = {
     {"from_array_interface", (PyCFunction)view_from_array_interface, METH_O | METH_CLASS,
      "from_array_interface(obj)\n--\n\nA view of an object with NumPy's "
      "__array_interface__ (version 3)."},
+    {"from_cuda_array_interface", (PyCFunction)(void (*)(void))view_from_cai,
+     KW | METH_CLASS,
+     "from_cuda_array_interface(obj, stream_ptr=None)\n--\n\n"
+     "A view of an object with a __cuda_array_interface__ (version 3). stream_ptr is "
+     "the consumer stream (-1: no synchronisation); it waits on the device for the "
+     "producer's stream."},
+    {"from_any_interface", (PyCFunction)(void (*)(void))view_from_any, KW | METH_CLASS,
+     "from_any_interface(obj, stream_ptr=None)\n--\n\n"
+     "from_dlpack when obj speaks DLPack, else from_cuda_array_interface."},
     {"view", (PyCFunction)(void (*)(void))view_view, KW,
      "view(layout=None, dtype=None)\n--\n\n"
      "Another view of the same memory; both None returns self."},
@@ -1171,8 +1437,10 @@ static PyTypeObject ViewType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided.StridedMemoryView",
     .tp_doc = "A strided view of memory: a pointer, a StridedLayout, a dtype and a "
-              "device, made by from_dlpack, from_array_interface, from_buffer or "
-              "view().",
+              "device, made by from_dlpack, from_cuda_array_interface, "
+              "from_array_interface, from_any_interface, from_buffer or view(). "
+              "StridedMemoryView(obj, stream_ptr) is the deprecated form of "
+              "from_any_interface.",
     .tp_basicsize = sizeof(ViewObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_dealloc = (destructor)view_dealloc,
@@ -1182,11 +1450,12 @@ static PyTypeObject ViewType = {
     .tp_weaklistoffset = offsetof(ViewObject, weakrefs),
     .tp_methods = view_methods,
     .tp_getset = view_getset,
+    .tp_new = view_tp_new,
 };
 
 int strided_py_add_view_type(PyObject *module)
 {
-    if (PyType_Ready(&ViewType) < 0)
+    if (init_call_names() < 0 || PyType_Ready(&ViewType) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "StridedMemoryView", (PyObject *)&ViewType);
 }

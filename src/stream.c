@@ -1,5 +1,6 @@
 /*
- * stream.c: ordering work between CUDA streams with events.
+ * stream.c: ordering work between CUDA streams with events, and the
+ * current device.
  */
 #include <stdint.h>
 
@@ -38,4 +39,27 @@ strided_status strided_stream_wait(void *consumer, void *producer, int device)
         cu->cuEventDestroy(event);
     strided__context_leave(cu, &scope);
     return status;
+}
+
+strided_status strided_current_device(int *out)
+{
+    const char *op = "current_device";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    const strided__driver *cu;
+    strided_status status = strided__cuda(op, &cu);
+    if (status != STRIDED_OK)
+        return status;
+    CUcontext ctx = NULL;
+    status = STRIDED_CUDA_CHECK(op, cu->cuCtxGetCurrent(&ctx));
+    if (status != STRIDED_OK)
+        return status;
+    CUdevice dev = 0;
+    if (ctx != NULL) {
+        status = STRIDED_CUDA_CHECK(op, cu->cuCtxGetDevice(&dev));
+        if (status != STRIDED_OK)
+            return status;
+    }
+    *out = (int)dev;
+    return STRIDED_OK;
 }

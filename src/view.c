@@ -230,6 +230,89 @@ uintptr_t strided_view_device_ptr(const strided_view *view)
     return info.device_address + element0_offset(view);
 }
 
+/* Wrap the footprint of a layout whose element (0,...,0) is at element0:
+ * the buffer spans the bytes of the lowest to the highest element, and
+ * *origin puts element 0 at element0 (§4.8 D5). The release callback is
+ * the buffer's; it is not called when this fails.
+ * Assumes: the layout passed check_layout; element0 is not NULL when the
+ * volume is positive. */
+static strided_status wrap_footprint(const char *op, void *element0,
+                                     const strided_layout *layout,
+                                     strided_release_fn release, void *context,
+                                     strided_buffer **out, int64_t *origin)
+{
+    uintptr_t e0 = (uintptr_t)element0;
+    uintptr_t base = e0;
+    int64_t bytes = 0, offset = 0;
+    int64_t mn = 0, mx = -1;
+    int itemsize = (int)layout->itemsize;
+    strided_layout_offset_bounds(layout, &mn, &mx);
+    if (mx >= mn) {
+        int64_t count = 0, low = 0;
+        if (__builtin_sub_overflow(mx, mn, &count) ||
+            strided__add_overflow(count, 1, &count) ||
+            strided__mul_overflow(count, itemsize, &bytes) ||
+            strided__mul_overflow(mn, itemsize, &low) || low == INT64_MIN)
+            return strided__fail(STRIDED_ERR_OVERFLOW, op,
+                                 "the element offsets [%lld, %lld] times "
+                                 "itemsize %d overflow int64",
+                                 (long long)mn, (long long)mx, itemsize);
+        /* Element 0 is one of the elements, so low <= 0. */
+        offset = -low;
+        if ((uint64_t)offset > (uint64_t)e0 ||
+            (uint64_t)bytes > (uint64_t)(UINTPTR_MAX - (e0 - (uintptr_t)offset)))
+            return strided__fail(STRIDED_ERR_OVERFLOW, op,
+                                 "the elements, bytes [%lld, %lld) from "
+                                 "element (0,...,0) at %p, leave the address "
+                                 "space",
+                                 (long long)low, (long long)(low + bytes),
+                                 element0);
+        base = e0 - (uintptr_t)offset;
+    }
+    strided_status status =
+        strided_buffer_wrap((void *)base, (size_t)bytes, release, context, out);
+    if (status != STRIDED_OK)
+        return status;
+    *origin = offset;
+    return STRIDED_OK;
+}
+
+strided_status strided_view_wrap(void *element0, const strided_layout *layout,
+                                 const strided_dtype *dtype, bool readonly,
+                                 const strided_device *device,
+                                 strided_release_fn release, void *context,
+                                 strided_view *out)
+{
+    const char *op = "wrap";
+    if (layout == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "layout and out are required");
+    strided_status status = check_layout(op, layout);
+    if (status == STRIDED_OK && dtype != NULL)
+        status = check_dtype(op, dtype, layout->itemsize);
+    if (status != STRIDED_OK)
+        return status;
+    if (element0 == NULL && strided_layout_volume(layout) > 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "element (0,...,0) is at NULL in a layout with "
+                             "%lld elements",
+                             (long long)strided_layout_volume(layout));
+    strided_buffer *buffer = NULL;
+    int64_t origin = 0;
+    status = wrap_footprint(op, element0, layout, release, context, &buffer,
+                            &origin);
+    if (status != STRIDED_OK)
+        return status;
+    out->buffer = buffer;
+    out->origin = origin;
+    out->layout = *layout;
+    out->has_dtype = dtype != NULL;
+    out->dtype = dtype != NULL ? *dtype : (strided_dtype){0, 0, 0};
+    out->device = device != NULL ? *device : strided_buffer_device(buffer);
+    out->readonly = readonly;
+    return STRIDED_OK;
+}
+
 /* The release callbacks of imported tensors' buffers: the context is the
  * managed tensor, whose deleter (if any) runs once, here. */
 static void release_versioned(void *context, void *ptr, size_t size)
@@ -250,9 +333,9 @@ static void release_legacy(void *context, void *ptr, size_t size)
         m->deleter(m);
 }
 
-/* Validate a managed tensor and make its view. On failure nothing is
- * owned: the caller calls the deleter. On success the view's buffer owns
- * the tensor.
+/* Validate a managed tensor and make its view in *out (written on success
+ * only). On failure nothing is owned: the caller calls the deleter. On
+ * success the view's buffer owns the tensor.
  * Assumes: managed is not NULL. */
 static strided_status import_tensor(const char *op, void *managed,
                                     bool versioned, strided_view *out)
@@ -358,50 +441,22 @@ static strided_status import_tensor(const char *op, void *managed,
     if (status != STRIDED_OK)
         return refail(status, op);
 
-    /* The footprint (§4.8 D5): the buffer spans the bytes of the lowest to
-     * the highest element; the origin puts element 0 at data + byte_offset. */
-    uintptr_t element0 = data + (uintptr_t)byte_offset;
-    uintptr_t base = element0;
-    int64_t origin = 0, bytes = 0;
-    int64_t mn = 0, mx = -1;
-    strided_layout_offset_bounds(&layout, &mn, &mx);
-    if (mx >= mn) {
-        int64_t count = 0, low = 0;
-        if (__builtin_sub_overflow(mx, mn, &count) ||
-            strided__add_overflow(count, 1, &count) ||
-            strided__mul_overflow(count, itemsize, &bytes) ||
-            strided__mul_overflow(mn, itemsize, &low) || low == INT64_MIN)
-            return strided__fail(STRIDED_ERR_OVERFLOW, op,
-                                 "the tensor's element offsets [%lld, %lld] "
-                                 "times itemsize %d overflow int64",
-                                 (long long)mn, (long long)mx, itemsize);
-        /* Element 0 is one of the elements, so low <= 0. */
-        origin = -low;
-        if ((uint64_t)origin > (uint64_t)element0 ||
-            (uint64_t)bytes > (uint64_t)(UINTPTR_MAX - (element0 - (uintptr_t)origin)))
-            return strided__fail(STRIDED_ERR_OVERFLOW, op,
-                                 "the tensor's elements, bytes [%lld, %lld) "
-                                 "from data + byte_offset, leave the address "
-                                 "space",
-                                 (long long)low, (long long)(low + bytes));
-        base = element0 - (uintptr_t)origin;
-    }
-
     strided_buffer *buffer = NULL;
-    status = strided_buffer_wrap((void *)base, (size_t)bytes,
-                                 versioned ? release_versioned : release_legacy,
-                                 managed, &buffer);
+    int64_t origin = 0;
+    status = wrap_footprint(op, (void *)(data + (uintptr_t)byte_offset), &layout,
+                            versioned ? release_versioned : release_legacy,
+                            managed, &buffer, &origin);
     if (status != STRIDED_OK)
         return status;
-    strided_view v = {0};
-    v.buffer = buffer;
-    v.origin = origin;
-    v.layout = layout;
-    v.has_dtype = true;
-    v.dtype = t->dtype;
-    v.device = device;
-    v.readonly = readonly;
-    *out = v;
+    /* Field by field: a view is over 1 KB, and this is the hot path of
+     * every import. */
+    out->buffer = buffer;
+    out->origin = origin;
+    out->layout = layout;
+    out->has_dtype = true;
+    out->dtype = t->dtype;
+    out->device = device;
+    out->readonly = readonly;
     return STRIDED_OK;
 }
 
@@ -413,12 +468,11 @@ strided_status strided_view_import_dlpack(void *managed, bool versioned,
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "managed is NULL: there is no tensor to import");
     strided_status status = STRIDED_OK;
-    strided_view v = {0};
     if (out == NULL)
         status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                                "out is required");
     else
-        status = import_tensor(op, managed, versioned, &v);
+        status = import_tensor(op, managed, versioned, out);
     if (status != STRIDED_OK) {
         /* Nothing took the tensor: it is still ours to delete, once. */
         if (versioned)
@@ -427,6 +481,5 @@ strided_status strided_view_import_dlpack(void *managed, bool versioned,
             release_legacy(managed, NULL, 0);
         return status;
     }
-    *out = v;
     return STRIDED_OK;
 }

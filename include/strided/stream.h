@@ -1,5 +1,6 @@
 /*
- * strided/stream.h: ordering work between CUDA streams.
+ * strided/stream.h: ordering work between CUDA streams, and the current
+ * device.
  *
  * Streams cross the API as opaque CUstream values (void *): NULL and 1 are
  * the legacy default stream, 2 the per-thread default stream, anything else
@@ -35,6 +36,12 @@ extern "C" {
  * either way). */
 STRIDED_API strided_status strided_stream_wait(void *consumer, void *producer,
                                                int device);
+
+/* The device of the calling thread's current CUDA context, or 0 (the
+ * default device, as the CUDA runtime picks) when no context is current.
+ * Returns STRIDED_ERR_NO_CUDA_DRIVER without a driver, STRIDED_ERR_CUDA for
+ * a failing driver call, STRIDED_ERR_INVALID_ARGUMENT for a NULL out. */
+STRIDED_API strided_status strided_current_device(int *out);
 
 #ifdef __cplusplus
 }

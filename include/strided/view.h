@@ -101,6 +101,36 @@ STRIDED_API void *strided_view_ptr(const strided_view *view);
  * device-accessible. */
 STRIDED_API uintptr_t strided_view_device_ptr(const strided_view *view);
 
+/* Make a view of memory described by the address of its element
+ * (0,...,0) and a layout, as the array interfaces describe it. The view's
+ * buffer covers exactly the bytes the layout's elements occupy (the
+ * footprint, from the lowest to the highest element), and its origin puts
+ * element (0,...,0) at element0, so views derived from it stay inside that
+ * memory.
+ *   element0  host address of element (0,...,0); may be NULL when the
+ *             layout's volume is 0
+ *   layout    copied
+ *   dtype     the element type, or NULL for none
+ *   readonly  whether writes through the view are refused by consumers
+ *   device    the DLPack device of the memory, or NULL to classify it
+ *             through the CUDA driver (strided_buffer_device)
+ *   release   called exactly once with (context, footprint start,
+ *             footprint size) when the last reference to the view's buffer
+ *             goes; never when this fails. NULL: the memory is borrowed.
+ *   out       out-parameter: the view (written on success only)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, an invalid
+ * layout, a dtype whose size is not the layout's itemsize, or NULL element0
+ * with volume > 0; STRIDED_ERR_UNSUPPORTED for a dtype
+ * strided_dtype_itemsize rejects; STRIDED_ERR_OVERFLOW when the footprint
+ * leaves the address space; the errors of strided_buffer_wrap. */
+STRIDED_API strided_status strided_view_wrap(void *element0,
+                                             const strided_layout *layout,
+                                             const strided_dtype *dtype,
+                                             bool readonly,
+                                             const strided_device *device,
+                                             strided_release_fn release,
+                                             void *context, strided_view *out);
+
 /* Import a DLPack managed tensor; the view takes it over.
  *   managed    a strided_dl_managed_tensor_versioned (versioned true) or a
  *              strided_dl_managed_tensor (versioned false); its deleter

@@ -8,9 +8,10 @@ the built-in ``HostMemoryResource``, ``PinnedMemoryResource``,
 ``DeviceMemoryResource`` and ``ManagedMemoryResource``) match cuda.core's
 ``Buffer`` and memory resources.
 
-``StridedMemoryView`` matches cuda.core's ``StridedMemoryView`` (DLPack and
-array-interface import, ``from_buffer`` in both of its forms, ``view`` and
-DLPack export).
+``StridedMemoryView`` matches cuda.core's ``StridedMemoryView`` (DLPack,
+CUDA Array Interface and array-interface import, ``from_buffer`` in both of
+its forms, ``view``, DLPack and CUDA Array Interface export), and
+``args_viewable_as_strided_memory`` its decorator.
 """
 
 from strided._strided import (
@@ -26,6 +27,7 @@ from strided._strided import (
     _StridedLayout,
     __version__,
 )
+from strided._proxy import args_viewable_as_strided_memory
 
 __all__ = [
     "MAX_NDIM",
@@ -37,6 +39,7 @@ __all__ = [
     "PinnedMemoryResource",
     "StridedLayout",
     "StridedMemoryView",
+    "args_viewable_as_strided_memory",
     "_StridedLayout",
     "__version__",
 ]

@@ -45,6 +45,7 @@ FAKE_EXPORT void fake_cuda_add_range(const fake_cuda_range *range);
 FAKE_EXPORT void fake_cuda_fail_next(const char *name, int result);
 FAKE_EXPORT long fake_cuda_calls(const char *name);
 FAKE_EXPORT void *fake_cuda_current_context(void);
+FAKE_EXPORT void fake_cuda_set_current_device(int device);
 FAKE_EXPORT long fake_cuda_live_bytes(void);
 FAKE_EXPORT void *fake_cuda_last_stream(const char *name);
 FAKE_EXPORT long fake_cuda_live_events(void);
@@ -297,6 +298,11 @@ long fake_cuda_calls(const char *name)
 void *fake_cuda_current_context(void)
 {
     return current;
+}
+
+void fake_cuda_set_current_device(int device)
+{
+    current = device >= 0 && device < MAX_DEVICES ? &contexts[device] : NULL;
 }
 
 long fake_cuda_live_bytes(void)

@@ -43,6 +43,9 @@ typedef void (*fake_cuda_fail_next_fn)(const char *name, int result);
 typedef long (*fake_cuda_calls_fn)(const char *name);
 /* The calling thread's current context (NULL: none). */
 typedef void *(*fake_cuda_current_context_fn)(void);
+/* Make the primary context of device current on the calling thread, as an
+ * application would (device -1: none). */
+typedef void (*fake_cuda_set_current_device_fn)(int device);
 /* Bytes allocated through the fake and not yet freed. */
 typedef long (*fake_cuda_live_bytes_fn)(void);
 /* The stream passed to the last call of entry point name (one of

@@ -29,6 +29,7 @@ typedef struct fake_cuda_api {
     fake_cuda_fail_next_fn fail_next;
     fake_cuda_calls_fn calls;
     fake_cuda_current_context_fn current_context;
+    fake_cuda_set_current_device_fn set_current_device;
     fake_cuda_live_bytes_fn live_bytes;
     fake_cuda_last_stream_fn last_stream;
     fake_cuda_live_events_fn live_events;
@@ -69,6 +70,7 @@ static inline void use_fake_driver(const char *path, int device_count)
     fake_symbol_(lib, "fake_cuda_fail_next", &fake.fail_next);
     fake_symbol_(lib, "fake_cuda_calls", &fake.calls);
     fake_symbol_(lib, "fake_cuda_current_context", &fake.current_context);
+    fake_symbol_(lib, "fake_cuda_set_current_device", &fake.set_current_device);
     fake_symbol_(lib, "fake_cuda_live_bytes", &fake.live_bytes);
     fake_symbol_(lib, "fake_cuda_last_stream", &fake.last_stream);
     fake_symbol_(lib, "fake_cuda_live_events", &fake.live_events);

@@ -1,5 +1,5 @@
 /*
- * test_stream.c: strided_stream_wait, against the fake CUDA driver
+ * test_stream.c: strided_stream_wait and strided_current_device, against the fake CUDA driver
  * (DRIVER_FAKE) or with no driver (DRIVER_NONE).
  */
 #include <stdarg.h>
@@ -24,6 +24,15 @@ static void test_wait_needs_a_driver(void **state)
     (void)state;
     assert_error(strided_stream_wait(STREAM_A, STREAM_B, 0),
                  STRIDED_ERR_NO_CUDA_DRIVER, "stream_wait", "no CUDA driver");
+}
+
+static void test_current_device_needs_a_driver(void **state)
+{
+    (void)state;
+    int device = 42;
+    assert_error(strided_current_device(&device), STRIDED_ERR_NO_CUDA_DRIVER,
+                 "current_device", "no CUDA driver");
+    assert_int_equal(device, 42);
 }
 
 #else
@@ -111,6 +120,51 @@ static void test_unknown_device(void **state)
     assert_int_equal(fake.calls("cuEventCreate"), 0);
 }
 
+static void test_current_device_is_the_current_contexts(void **state)
+{
+    (void)state;
+    fake.reset(2, 0, 1);
+    int device = -5;
+    fake.set_current_device(1);
+    assert_ok(strided_current_device(&device));
+    assert_int_equal(device, 1);
+    fake.set_current_device(0);
+    assert_ok(strided_current_device(&device));
+    assert_int_equal(device, 0);
+    fake.set_current_device(-1);
+}
+
+static void test_current_device_without_a_context_is_0(void **state)
+{
+    (void)state;
+    fake.reset(2, 0, 1);
+    fake.set_current_device(-1);
+    int device = -5;
+    assert_ok(strided_current_device(&device));
+    assert_int_equal(device, 0);
+    /* Asking creates no context. */
+    assert_null(fake.current_context());
+}
+
+static void test_current_device_failures(void **state)
+{
+    (void)state;
+    fake.reset(2, 0, 1);
+    int device = -5;
+    fake.fail_next("cuCtxGetCurrent", 201); /* CUDA_ERROR_INVALID_CONTEXT */
+    assert_error(strided_current_device(&device), STRIDED_ERR_CUDA,
+                 "current_device", "cuCtxGetCurrent failed");
+    assert_int_equal(device, -5);
+    fake.set_current_device(1);
+    fake.fail_next("cuCtxGetDevice", 201);
+    assert_error(strided_current_device(&device), STRIDED_ERR_CUDA,
+                 "current_device", "cuCtxGetDevice failed");
+    assert_int_equal(device, -5);
+    assert_error(strided_current_device(NULL), STRIDED_ERR_INVALID_ARGUMENT,
+                 "current_device", "out is required");
+    fake.set_current_device(-1);
+}
+
 #endif
 
 int main(void)
@@ -118,6 +172,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #if defined(DRIVER_NONE)
         cmocka_unit_test(test_wait_needs_a_driver),
+        cmocka_unit_test(test_current_device_needs_a_driver),
 #else
         cmocka_unit_test(test_same_stream_makes_no_driver_call),
         cmocka_unit_test(test_consumer_waits_on_an_event_of_the_producer),
@@ -126,6 +181,9 @@ int main(void)
         cmocka_unit_test(test_failing_wait_destroys_the_event),
         cmocka_unit_test(test_failing_create_leaves_nothing),
         cmocka_unit_test(test_unknown_device),
+        cmocka_unit_test(test_current_device_is_the_current_contexts),
+        cmocka_unit_test(test_current_device_without_a_context_is_0),
+        cmocka_unit_test(test_current_device_failures),
 #endif
     };
 #if defined(DRIVER_FAKE)

@@ -2,7 +2,8 @@
  * Tests of strided/view.h, views of buffers: from_buffer and view (the
  * upstream test_from_buffer* cases of buffer-view.md §8.2, and the range
  * rules of D5), ownership of the buffer reference, and failure without side
- * effects. DLPack import and export are in test_dlpack.c.
+ * effects; wrap (views of memory given by element 0 and a layout). DLPack
+ * import and export are in test_dlpack.c.
  *
  * Built with no CUDA driver (DRIVER_NONE): host memory is HOST, (CPU, 0),
  * not device accessible.
@@ -615,6 +616,145 @@ static void test_buffer_device_and_view_device(void **state)
     strided_buffer_release(b);
 }
 
+
+/* ---- wrap: views of memory described by element 0 and a layout ---- */
+
+/* A release callback that records what it was given. */
+typedef struct released {
+    int count;
+    void *ptr;
+    size_t size;
+} released;
+
+static void record_release(void *context, void *ptr, size_t size)
+{
+    released *r = context;
+    r->count++;
+    r->ptr = ptr;
+    r->size = size;
+}
+
+static void test_wrap_covers_the_footprint(void **state)
+{
+    (void)state;
+    static int32_t mem[6][8];
+    released r = {0};
+    strided_dtype dt = DT(STRIDED_DTYPE_INT, 32);
+    int64_t shape[] = {6, 4}, strides[] = {8, 2};
+    strided_layout l;
+    strided_view v;
+    assert_ok(strided_layout_init(&l, 2, shape, strides, 4));
+    assert_ok(strided_view_wrap(mem, &l, &dt, true, NULL, record_release, &r, &v));
+    assert_ptr_equal(strided_view_ptr(&v), mem);
+    assert_i64(v.origin, 0);
+    /* Up to and including the last element, (5, 3) at offset 46. */
+    assert_int_equal(strided_buffer_size(v.buffer), 47 * 4);
+    assert_true(v.readonly);
+    assert_true(v.has_dtype);
+    assert_true(strided_dtype_equal(v.dtype, dt));
+    /* No driver: host memory, classified as CPU. */
+    assert_int_equal(v.device.device_type, STRIDED_DEVICE_CPU);
+    /* A derived view may reach every element but not beyond. */
+    strided_layout whole;
+    strided_view w;
+    assert_ok(strided_layout_init(&whole, 1, (int64_t[]){47}, NULL, 4));
+    assert_ok(strided_view_view(&v, &whole, NULL, &w));
+    strided_view_release(&w);
+    assert_ok(strided_layout_init(&whole, 1, (int64_t[]){48}, NULL, 4));
+    assert_error(strided_view_view(&v, &whole, NULL, &w),
+                 STRIDED_ERR_INVALID_ARGUMENT, OP, "Buffer size is too small");
+    strided_view_release(&v);
+    assert_int_equal(r.count, 1);
+    assert_ptr_equal(r.ptr, mem);
+    assert_int_equal(r.size, 47 * 4);
+}
+
+static void test_wrap_negative_strides(void **state)
+{
+    (void)state;
+    static double mem[4][6];
+    released r = {0};
+    int64_t shape[] = {4, 3}, strides[] = {-6, -2};
+    strided_layout l;
+    strided_view v;
+    /* Element (0, 0) is the last one, mem[3][4]; the lowest is mem[0][0]. */
+    assert_ok(strided_layout_init(&l, 2, shape, strides, 8));
+    assert_ok(strided_view_wrap(&mem[3][4], &l, NULL, false, NULL, record_release,
+                                &r, &v));
+    assert_ptr_equal(strided_view_ptr(&v), &mem[3][4]);
+    assert_ptr_equal(strided_buffer_ptr(v.buffer), &mem[0][0]);
+    assert_i64(v.origin, 22 * 8);
+    assert_int_equal(strided_buffer_size(v.buffer), 23 * 8);
+    assert_false(v.has_dtype);
+    /* Reversing the view again lands on mem[0][0]. */
+    strided_layout rev;
+    strided_view w;
+    strided_index all_back[] = {strided_index_all(-1), strided_index_all(-1)};
+    assert_ok(strided_layout_slice(&l, 2, all_back, &rev));
+    assert_ok(strided_view_view(&v, &rev, NULL, &w));
+    assert_ptr_equal(strided_view_ptr(&w), &mem[0][0]);
+    strided_view_release(&v);
+    assert_int_equal(r.count, 0);
+    strided_view_release(&w);
+    assert_int_equal(r.count, 1);
+    assert_ptr_equal(r.ptr, &mem[0][0]);
+}
+
+static void test_wrap_empty_and_borrowed(void **state)
+{
+    (void)state;
+    int64_t shape[] = {0, 5};
+    strided_layout l;
+    strided_view v;
+    strided_device gpu = {STRIDED_DEVICE_CUDA, 3};
+    assert_ok(strided_layout_init(&l, 2, shape, NULL, 2));
+    /* No element, so NULL is fine, and the given device is kept. */
+    assert_ok(strided_view_wrap(NULL, &l, NULL, false, &gpu, NULL, NULL, &v));
+    assert_int_equal(strided_buffer_size(v.buffer), 0);
+    assert_int_equal(v.device.device_type, STRIDED_DEVICE_CUDA);
+    assert_int_equal(v.device.device_id, 3);
+    strided_view_release(&v);
+}
+
+static void test_wrap_errors_leave_the_memory_alone(void **state)
+{
+    (void)state;
+    static int16_t mem[8];
+    released r = {0};
+    strided_layout l, bad;
+    strided_view v = {0};
+    strided_dtype f32 = F32;
+    assert_ok(strided_layout_init(&l, 1, (int64_t[]){8}, NULL, 2));
+    assert_error(strided_view_wrap(NULL, &l, NULL, false, NULL, record_release, &r, &v),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "element (0,...,0) is at NULL");
+    assert_error(strided_view_wrap(mem, &l, &f32, false, NULL, record_release, &r, &v),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap",
+                 "The dtype's itemsize (4) does not match the layout's itemsize (2).");
+    strided_dtype bits4 = DT(STRIDED_DTYPE_INT, 4);
+    assert_error(strided_view_wrap(mem, &l, &bits4, false, NULL, record_release, &r, &v),
+                 STRIDED_ERR_UNSUPPORTED, "wrap", "");
+    assert_error(strided_view_wrap(mem, NULL, NULL, false, NULL, record_release, &r, &v),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "layout and out are required");
+    assert_error(strided_view_wrap(mem, &l, NULL, false, NULL, record_release, &r, NULL),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "layout and out are required");
+    bad = l;
+    bad.itemsize = 0;
+    assert_error(strided_view_wrap(mem, &bad, NULL, false, NULL, record_release, &r, &v),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "invalid layout");
+    /* Elements below address 0. */
+    assert_ok(strided_layout_init(&bad, 1, (int64_t[]){3}, (int64_t[]){-100}, 8));
+    assert_error(strided_view_wrap((void *)(uintptr_t)64, &bad, NULL, false, NULL,
+                                   record_release, &r, &v),
+                 STRIDED_ERR_OVERFLOW, "wrap", "leave the address space");
+    /* Elements above the top of the address space. */
+    assert_ok(strided_layout_init(&bad, 1, (int64_t[]){3}, (int64_t[]){100}, 8));
+    assert_error(strided_view_wrap((void *)(UINTPTR_MAX - 64), &bad, NULL, false, NULL,
+                                   record_release, &r, &v),
+                 STRIDED_ERR_OVERFLOW, "wrap", "leave the address space");
+    assert_int_equal(r.count, 0);
+    assert_null(v.buffer);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -646,6 +786,10 @@ int main(void)
         cmocka_unit_test(test_release_twice_and_null),
         cmocka_unit_test(test_views_keep_the_memory_alive),
         cmocka_unit_test(test_buffer_device_and_view_device),
+        cmocka_unit_test(test_wrap_covers_the_footprint),
+        cmocka_unit_test(test_wrap_negative_strides),
+        cmocka_unit_test(test_wrap_empty_and_borrowed),
+        cmocka_unit_test(test_wrap_errors_leave_the_memory_alone),
     };
 
     use_no_driver();
