@@ -76,4 +76,28 @@ strided_buffer *strided_py_buffer_of(PyObject *obj);
  * once, now. Returns -1 with an exception set on failure. */
 int strided_py_resource_of(PyObject *obj, strided_memory_resource **out);
 
+/* dtype.c. numpy.dtype(obj); new reference. */
+PyObject *strided_py_np_dtype(PyObject *obj);
+
+/* An int attribute of a dtype (itemsize, ...). -1 with an exception set. */
+int strided_py_dtype_int_attr(PyObject *dtype, const char *name, long *out);
+
+/* The DLPack type of a numpy dtype: 1 with *out set, 0 when it has none
+ * (structured, opaque, long double), -1 with an exception set. */
+int strided_py_dl_dtype_of(PyObject *dtype, strided_dtype *out);
+
+/* The numpy dtype of a DLPack type (spec §4.9); new reference, cached per
+ * type. */
+PyObject *strided_py_numpy_dtype_of(strided_dtype d);
+
+/* A dtype argument: None gives *out_np NULL; anything else is normalised
+ * with numpy.dtype (new reference), *out_dl set when it has a DLPack
+ * equivalent. -1 with an exception set. */
+int strided_py_as_dtype(PyObject *obj, PyObject **out_np, bool *out_has_dl,
+                        strided_dtype *out_dl);
+
+/* For a dtype libstrided cannot check (no DLPack equivalent), the itemsize
+ * rule of strided_view_from_buffer. -1 with ValueError. */
+int strided_py_check_np_itemsize(PyObject *dtype, int itemsize);
+
 #endif

@@ -41,197 +41,15 @@ typedef struct {
 
 static PyTypeObject ViewType;
 
-/* ---- numpy and dtypes --------------------------------------------------- */
-
-static PyObject *numpy_dtype_type; /* numpy.dtype, imported on first use */
-
-static PyObject *np_dtype(PyObject *obj)
-{
-    if (numpy_dtype_type == NULL) {
-        PyObject *np = PyImport_ImportModule("numpy");
-        if (np == NULL)
-            return NULL;
-        numpy_dtype_type = PyObject_GetAttrString(np, "dtype");
-        Py_DECREF(np);
-        if (numpy_dtype_type == NULL)
-            return NULL;
-    }
-    return PyObject_CallOneArg(numpy_dtype_type, obj);
-}
-
-/* Import ml_dtypes once, so that numpy knows bfloat16 and the float8 types
- * by name. Returns whether it is available; never raises. */
-static bool have_ml_dtypes(void)
-{
-    static int state = -1;
-    if (state < 0) {
-        PyObject *m = PyImport_ImportModule("ml_dtypes");
-        state = m != NULL;
-        Py_XDECREF(m);
-        if (m == NULL)
-            PyErr_Clear();
-    }
-    return state == 1;
-}
-
-static int dtype_int_attr(PyObject *dtype, const char *name, long *out)
-{
-    PyObject *v = PyObject_GetAttrString(dtype, name);
-    if (v == NULL)
-        return -1;
-    *out = PyLong_AsLong(v);
-    Py_DECREF(v);
-    return *out == -1 && PyErr_Occurred() ? -1 : 0;
-}
-
-/* The DLPack type of a numpy dtype. Returns 1 with *out set, 0 when the
- * dtype has no DLPack equivalent (structured, opaque, long double), -1 with
- * an exception set. The byte order is not looked at: the numpy dtype stays
- * with the view for that. */
-static int dl_dtype_of(PyObject *dtype, strided_dtype *out)
-{
-    PyObject *fields = PyObject_GetAttrString(dtype, "fields");
-    if (fields == NULL)
-        return -1;
-    bool structured = fields != Py_None;
-    Py_DECREF(fields);
-    if (structured)
-        return 0;
-    long itemsize;
-    if (dtype_int_attr(dtype, "itemsize", &itemsize) < 0)
-        return -1;
-    PyObject *kind_obj = PyObject_GetAttrString(dtype, "kind");
-    if (kind_obj == NULL)
-        return -1;
-    const char *kind = PyUnicode_AsUTF8(kind_obj);
-    if (kind == NULL) {
-        Py_DECREF(kind_obj);
-        return -1;
-    }
-    strided_dtype d = {0, (uint8_t)(itemsize * 8), 1};
-    int found = 1;
-    switch (kind[0]) {
-    case 'b': d.code = STRIDED_DTYPE_BOOL; break;
-    case 'i': d.code = STRIDED_DTYPE_INT; break;
-    case 'u': d.code = STRIDED_DTYPE_UINT; break;
-    case 'f': d.code = STRIDED_DTYPE_FLOAT; break;
-    case 'c': d.code = STRIDED_DTYPE_COMPLEX; break;
-    case 'V': {
-        /* ml_dtypes' types are kind V: match them by the name libstrided
-         * gives each DLPack type. */
-        PyObject *name_obj = PyObject_GetAttrString(dtype, "name");
-        const char *name = name_obj ? PyUnicode_AsUTF8(name_obj) : NULL;
-        if (name == NULL) {
-            Py_XDECREF(name_obj);
-            Py_DECREF(kind_obj);
-            return -1;
-        }
-        found = 0;
-        for (int code = STRIDED_DTYPE_BFLOAT; code <= STRIDED_DTYPE_FLOAT8_E8M0FNU; code++) {
-            if (code > STRIDED_DTYPE_BFLOAT && code < STRIDED_DTYPE_FLOAT8_E3M4)
-                continue;
-            strided_dtype c = {(uint8_t)code, (uint8_t)(itemsize * 8), 1};
-            char text[64];
-            strided_dtype_format(c, text, sizeof text);
-            if (strcmp(text, name) == 0) {
-                d = c;
-                found = 1;
-                break;
-            }
-        }
-        Py_DECREF(name_obj);
-        break;
-    }
-    default:
-        found = 0;
-        break;
-    }
-    Py_DECREF(kind_obj);
-    int size = 0;
-    if (!found || itemsize > 32 || strided_dtype_itemsize(d, &size) != STRIDED_OK ||
-        size != itemsize)
-        return 0;
-    *out = d;
-    return 1;
-}
-
-/* The numpy dtype of a DLPack type (spec §4.9); new reference. The name
- * comes from libstrided; ml_dtypes supplies bfloat16 and float8. */
-static PyObject *numpy_dtype_of(strided_dtype d)
-{
-    if (d.lanes != 1)
-        return PyErr_Format(PyExc_NotImplementedError,
-                            "vector dtypes (lanes=%d) is not supported", (int)d.lanes);
-    bool ml = d.code == STRIDED_DTYPE_BFLOAT ||
-              (d.code >= STRIDED_DTYPE_FLOAT8_E3M4 && d.code <= STRIDED_DTYPE_FLOAT8_E8M0FNU);
-    if (ml && !have_ml_dtypes()) {
-        if (d.code == STRIDED_DTYPE_BFLOAT)
-            return PyErr_Format(PyExc_NotImplementedError,
-                                "Support for bfloat16 within cuda-core requires "
-                                "`ml_dtypes`to be installed.");
-        return PyErr_Format(PyExc_TypeError, "Unsupported dtype. dtype code: %d",
-                            (int)d.code);
-    }
-    int size;
-    if (strided_dtype_itemsize(d, &size) != STRIDED_OK)
-        return PyErr_Format(PyExc_TypeError, "Unsupported dtype. dtype code: %d",
-                            (int)d.code);
-    char name[64];
-    strided_dtype_format(d, name, sizeof name);
-    PyObject *s = PyUnicode_FromString(name);
-    if (s == NULL)
-        return NULL;
-    PyObject *result = np_dtype(s);
-    Py_DECREF(s);
-    return result;
-}
+/* ---- dtypes ---------------------------------------------------------- */
 
 /* The view's numpy dtype (borrowed, memoised), or NULL without an
  * exception for a view that has none, or NULL with one. */
 static PyObject *view_dtype(ViewObject *self)
 {
     if (self->dtype == NULL && self->view.has_dtype)
-        self->dtype = numpy_dtype_of(self->view.dtype);
+        self->dtype = strided_py_numpy_dtype_of(self->view.dtype);
     return self->dtype;
-}
-
-/* A dtype argument: None gives *out_np NULL; anything else is normalised
- * with numpy.dtype, and *out_dl set when it has a DLPack equivalent. */
-static int as_dtype(PyObject *obj, PyObject **out_np, bool *out_has_dl,
-                    strided_dtype *out_dl)
-{
-    *out_np = NULL;
-    *out_has_dl = false;
-    if (obj == NULL || obj == Py_None)
-        return 0;
-    PyObject *dt = np_dtype(obj);
-    if (dt == NULL)
-        return -1;
-    int found = dl_dtype_of(dt, out_dl);
-    if (found < 0) {
-        Py_DECREF(dt);
-        return -1;
-    }
-    *out_has_dl = found == 1;
-    *out_np = dt;
-    return 0;
-}
-
-/* For a dtype libstrided cannot check (no DLPack equivalent), the
- * itemsize rule of strided_view_from_buffer. */
-static int check_np_itemsize(PyObject *dtype, int itemsize)
-{
-    long size;
-    if (dtype_int_attr(dtype, "itemsize", &size) < 0)
-        return -1;
-    if (size != itemsize) {
-        PyErr_Format(PyExc_ValueError,
-                     "The dtype's itemsize (%ld) does not match the layout's "
-                     "itemsize (%d).",
-                     size, itemsize);
-        return -1;
-    }
-    return 0;
 }
 
 /* ---- Construction ------------------------------------------------------- */
@@ -321,7 +139,7 @@ static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize
     PyObject *dtype = NULL;
     bool has_dl = false;
     strided_dtype dl;
-    if (as_dtype(dtype_arg, &dtype, &has_dl, &dl) < 0) {
+    if (strided_py_as_dtype(dtype_arg, &dtype, &has_dl, &dl) < 0) {
         Py_XDECREF(layout_obj);
         return NULL;
     }
@@ -357,7 +175,7 @@ static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize
     strided_layout layout;
     if (strided_py_layout_from(layout_obj, &layout) < 0)
         goto fail;
-    if (dtype != NULL && !has_dl && check_np_itemsize(dtype, layout.itemsize) < 0)
+    if (dtype != NULL && !has_dl && strided_py_check_np_itemsize(dtype, layout.itemsize) < 0)
         goto fail;
     strided_buffer *b = strided_py_buffer_of(a[0]);
     if (b == NULL)
@@ -655,12 +473,12 @@ static int array_desc(PyObject *d, const char *attr, ArrayDesc *out)
     }
     if (dict_item(d, "typestr", &item) < 0)
         return -1;
-    PyObject *dtype = np_dtype(item);
+    PyObject *dtype = strided_py_np_dtype(item);
     if (dtype == NULL)
         return -1;
     long itemsize = 0;
-    int found = dl_dtype_of(dtype, &out->dl);
-    if (found < 0 || dtype_int_attr(dtype, "itemsize", &itemsize) < 0)
+    int found = strided_py_dl_dtype_of(dtype, &out->dl);
+    if (found < 0 || strided_py_dtype_int_attr(dtype, "itemsize", &itemsize) < 0)
         goto fail;
     /* Byte strides to element strides, with libstrided's checks ("strides
      * must be divisible by itemsize"). */
@@ -971,7 +789,7 @@ static PyObject *view_view(ViewObject *self, PyObject *const *args, Py_ssize_t n
     bool has_dl = false;
     strided_dtype dl;
     if (dtype_arg != NULL) {
-        if (as_dtype(dtype_arg, &dtype, &has_dl, &dl) < 0)
+        if (strided_py_as_dtype(dtype_arg, &dtype, &has_dl, &dl) < 0)
             return NULL;
     } else {
         /* The current dtype, whose itemsize must then fit the layout. */
@@ -979,7 +797,7 @@ static PyObject *view_view(ViewObject *self, PyObject *const *args, Py_ssize_t n
         dl = self->view.dtype;
         dtype = Py_XNewRef(self->dtype);
     }
-    if (dtype != NULL && !has_dl && check_np_itemsize(dtype, layout.itemsize) < 0)
+    if (dtype != NULL && !has_dl && strided_py_check_np_itemsize(dtype, layout.itemsize) < 0)
         goto fail;
     PyObject *base = view_base(self);
     if (base == NULL)
