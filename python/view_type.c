@@ -34,6 +34,8 @@ typedef struct {
     PyObject *layout;        /* StridedLayout: given or memoised; or NULL */
     PyObject *base;          /* the Buffer view() works on; or NULL */
     PyObject *dtype;         /* numpy dtype: given or memoised; or NULL */
+    PyObject *c_ref;         /* borrowed: the object the C buffer's release
+                              * callback holds (interface imports), or NULL */
     int device_id;
     bool device_accessible;
     PyObject *weakrefs;
@@ -70,6 +72,7 @@ static ViewObject *view_new(strided_view *v, PyObject *exporting_obj, PyObject *
     self->layout = Py_XNewRef(layout);
     self->base = Py_XNewRef(base);
     self->dtype = Py_XNewRef(dtype);
+    self->c_ref = NULL;
     self->device_id = device_id;
     self->device_accessible = device_accessible;
     self->weakrefs = NULL;
@@ -542,6 +545,8 @@ static PyObject *view_from_array_interface(PyObject *cls, PyObject *obj)
     PyObject *result = NULL;
     if (wrap_desc(&d, obj, &cpu, &v) == 0)
         result = (PyObject *)view_new(&v, obj, NULL, NULL, d.dtype, -1, false);
+    if (result != NULL)
+        ((ViewObject *)result)->c_ref = obj;
     Py_DECREF(d.dtype);
     return result;
 }
@@ -655,6 +660,8 @@ static PyObject *view_from_cai(PyObject *cls, PyObject *const *args, Py_ssize_t 
         goto done;
     }
     result = (PyObject *)view_new(&v, obj, NULL, NULL, d.dtype, device_id, true);
+    if (result != NULL)
+        ((ViewObject *)result)->c_ref = obj;
     v.buffer = NULL; /* view_new took it, or released it */
 done:
     strided_py_release_buffer(v.buffer);
@@ -811,6 +818,8 @@ static PyObject *view_view(ViewObject *self, PyObject *const *args, Py_ssize_t n
     strided_memory_info info = strided_buffer_memory_info(v.buffer);
     PyObject *result = (PyObject *)view_new(&v, base, layout_obj, base, dtype,
                                             info.device_id, info.device_accessible);
+    if (result != NULL)
+        ((ViewObject *)result)->c_ref = self->c_ref; /* the same C buffer */
     Py_XDECREF(dtype);
     return result;
 
@@ -1165,6 +1174,12 @@ static int view_traverse(ViewObject *self, visitproc visit, void *arg)
     Py_VISIT(self->layout);
     Py_VISIT(self->base);
     Py_VISIT(self->dtype);
+    /* While this view is the memory's only holder, the C buffer's reference
+     * to the exporting object is reachable only through it: report it too,
+     * so that a producer that keeps its own view can be collected. */
+    if (self->c_ref != NULL && self->view.buffer != NULL &&
+        strided_buffer_use_count(self->view.buffer) == 1)
+        Py_VISIT(self->c_ref);
     return 0;
 }
 

@@ -591,3 +591,25 @@ def test_repr():
 def test_class_is_final():
     with pytest.raises(TypeError):
         type("Sub", (StridedMemoryView,), {})
+
+
+class _SelfViewing:
+    """A producer that keeps a view of itself: a reference cycle through the
+    C buffer's hidden reference to the exporter."""
+
+    a = np.zeros(3)
+
+    @property
+    def __array_interface__(self):
+        return self.a.__array_interface__
+
+
+def test_array_interface_producer_holding_its_view_is_collected():
+    import weakref
+
+    o = _SelfViewing()
+    o.v = StridedMemoryView.from_array_interface(o)
+    ref = weakref.ref(o)
+    del o
+    gc.collect()
+    assert ref() is None
