@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchutil import c_strides, calibrate, cpu_model, render
+
 import strided
 
 ITEMSIZE = 4
@@ -153,13 +155,6 @@ OPS = [
 FLOORS = [("pass", "pass"), ("len(shape)", "len(shape)")]
 
 
-def c_strides(shape):
-    strides, s = [], 1
-    for e in reversed(shape):
-        strides.append(s)
-        s *= e
-    return tuple(reversed(strides))
-
 
 def make_inputs(ndim):
     """The NumPy arrays and call arguments for one ndim (no layouts)."""
@@ -232,18 +227,6 @@ def check(g):
     return {op: {"strided": x, "numpy": y}
             for op, (x, y) in pairs.items() if x != y}
 
-
-def calibrate(timer, min_time):
-    """The number of calls that makes one timed loop last min_time seconds."""
-    number = 1
-    while True:
-        t = timer.timeit(number)
-        if t >= min_time:
-            return number
-        # Aim 20% past the minimum; grow at most 100x per step so one
-        # disturbed short loop cannot make the next one very long.
-        grow = 1.2 * min_time / t if t > 0 else 100.0
-        number = int(number * min(100.0, max(2.0, grow)))
 
 
 def time_stmts(stmts, min_time, repeat):
@@ -324,16 +307,6 @@ def check_c_cases(cases):
                   % (ndim, fields["dense"], fields["reshaped"], want, new),
                   file=sys.stderr)
 
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def machine_info(c_meta, cuda):
@@ -514,16 +487,6 @@ def tables(data):
                          fmt_ns(f["ns"]), "%.2f" % f["ratio"]])
     return main, forms, alts
 
-
-def render(rows, markdown):
-    if markdown:
-        lines = ["| " + " | ".join(rows[0]) + " |",
-                 "|" + "|".join("---" for _ in rows[0]) + "|"]
-        lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-        return "\n".join(lines)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
-                     for r in rows)
 
 
 def report(data, markdown):

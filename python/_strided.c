@@ -85,9 +85,23 @@ void strided_py_release_buffer(strided_buffer *b)
         strided_buffer_release(b);
         return;
     }
+    /* A release callback may run Python code (a producer's DLPack deleter,
+     * an owner's finalizer): set a pending exception aside meanwhile, as
+     * callers on error paths have one. */
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *pending = PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+#endif
     Py_BEGIN_ALLOW_THREADS
     strided_buffer_release(b);
     Py_END_ALLOW_THREADS
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(pending);
+#else
+    PyErr_Restore(type, value, traceback);
+#endif
 }
 
 static struct PyModuleDef module_def = {

@@ -75,7 +75,22 @@ int strided_py_dl_dtype_of(PyObject *dtype, strided_dtype *out)
     }
     strided_dtype d = {0, (uint8_t)(itemsize * 8), 1};
     int found = 1;
-    switch (kind[0]) {
+    char kind_char = kind[0];
+    if (kind_char == 'f') {
+        /* numpy's own floats are e, f, d, g; ml_dtypes' float8 types say
+         * kind f too, and are told apart by name below. */
+        PyObject *ch = PyObject_GetAttrString(dtype, "char");
+        const char *c = ch ? PyUnicode_AsUTF8(ch) : NULL;
+        if (c == NULL) {
+            Py_XDECREF(ch);
+            Py_DECREF(kind_obj);
+            return -1;
+        }
+        if (c[0] == '\0' || strchr("efdg", c[0]) == NULL)
+            kind_char = 'V';
+        Py_DECREF(ch);
+    }
+    switch (kind_char) {
     case 'b': d.code = STRIDED_DTYPE_BOOL; break;
     case 'i': d.code = STRIDED_DTYPE_INT; break;
     case 'u': d.code = STRIDED_DTYPE_UINT; break;

@@ -54,7 +54,8 @@ bool strided_py_can_call_python(void);
 
 /* Drop a reference to b. The GIL is released around the release, since the
  * last one may wait for a stream, and kept during finalization, so that the
- * callbacks can still run on the finalizing thread. Holds the GIL on entry
+ * callbacks can still run on the finalizing thread. A pending exception is
+ * kept aside while the callbacks run and restored. Holds the GIL on entry
  * and on return; NULL is allowed. */
 void strided_py_release_buffer(strided_buffer *b);
 

@@ -203,10 +203,12 @@ fail:
     return NULL;
 }
 
-/* The view's device as from_dlpack reports it (spec §4.3 step 2), and the
- * stream to pass to the producer. Returns -1 with an exception set. */
+/* The view's device as from_dlpack reports it (spec §4.3 step 2), the
+ * device __dlpack_device__() named, and the stream to pass to the
+ * producer. Returns -1 with an exception set. */
 static int dlpack_consumer(PyObject *device, PyObject *stream_ptr, int *out_id,
-                           bool *out_accessible, PyObject **out_stream)
+                           bool *out_accessible, strided_device *out_device,
+                           PyObject **out_stream)
 {
     long type, id;
     if (!PyTuple_Check(device) || PyTuple_GET_SIZE(device) != 2) {
@@ -223,6 +225,16 @@ static int dlpack_consumer(PyObject *device, PyObject *stream_ptr, int *out_id,
     if (id == -1 && PyErr_Occurred())
         return -1;
     bool needs_stream;
+    /* cuda.core asserts these (spec §4.3 step 2). */
+    if ((type == STRIDED_DEVICE_CPU && id != 0) || (type == STRIDED_DEVICE_CUDA && id < 0)) {
+        PyErr_Format(PyExc_AssertionError,
+                     "__dlpack_device__() returned device id %ld for device type %ld; "
+                     "a CPU device must have id 0 and a CUDA device a non-negative id",
+                     id, type);
+        return -1;
+    }
+    out_device->device_type = (int32_t)type;
+    out_device->device_id = (int32_t)id;
     switch (type) {
     case STRIDED_DEVICE_CPU:
         *out_id = -1;
@@ -320,8 +332,9 @@ static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize
         return NULL;
     int device_id;
     bool accessible;
+    strided_device said;
     PyObject *stream = NULL;
-    int rc = dlpack_consumer(device, stream_ptr, &device_id, &accessible, &stream);
+    int rc = dlpack_consumer(device, stream_ptr, &device_id, &accessible, &said, &stream);
     Py_DECREF(device);
     if (rc < 0) {
         Py_XDECREF(stream);
@@ -363,6 +376,21 @@ static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize
     strided_status status = strided_view_import_dlpack(managed, versioned, &v);
     if (status != STRIDED_OK)
         return raise_import(status);
+    /* The tensor must be where __dlpack_device__() said (robustness.md B8
+     * row 10): the view reports the one and exports the other. The ids of
+     * CUDA host and managed memory name no device, so only CUDA's count. */
+    if (v.device.device_type != said.device_type ||
+        (said.device_type == STRIDED_DEVICE_CUDA && v.device.device_id != said.device_id)) {
+        /* Release first: the producer's deleter may run Python code, which
+         * must not find an exception pending. */
+        strided_py_release_buffer(v.buffer);
+        PyErr_Format(PyExc_BufferError,
+                     "__dlpack_device__() returned (%d, %d) but the tensor's "
+                     "dl_tensor.device is (%d, %d)",
+                     (int)said.device_type, (int)said.device_id, (int)v.device.device_type,
+                     (int)v.device.device_id);
+        return NULL;
+    }
     return (PyObject *)view_new(&v, obj, NULL, NULL, NULL, device_id, accessible);
 }
 

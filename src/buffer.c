@@ -167,6 +167,25 @@ strided_status strided_buffer_alloc(strided_memory_resource *mr, size_t size,
     return STRIDED_OK;
 }
 
+strided_status strided_buffer_wrap_known(void *ptr, size_t size,
+                                         const strided_memory_info *info,
+                                         strided_release_fn release,
+                                         void *context, strided_buffer **out)
+{
+    const char *op = "wrap";
+    if (info == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "info and out are required");
+    strided_buffer *b = new_buffer(ptr, size, *info);
+    if (b == NULL)
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
+                             "cannot allocate a buffer");
+    b->release = release;
+    b->context = context;
+    *out = b;
+    return STRIDED_OK;
+}
+
 strided_status strided_buffer_wrap(void *ptr, size_t size,
                                    strided_release_fn release, void *context,
                                    strided_buffer **out)
@@ -178,14 +197,7 @@ strided_status strided_buffer_wrap(void *ptr, size_t size,
     strided_status status = strided_memory_info_query(ptr, &info);
     if (status != STRIDED_OK)
         return status;
-    strided_buffer *b = new_buffer(ptr, size, info);
-    if (b == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate a buffer");
-    b->release = release;
-    b->context = context;
-    *out = b;
-    return STRIDED_OK;
+    return strided_buffer_wrap_known(ptr, size, &info, release, context, out);
 }
 
 strided_status strided_buffer_wrap_resource(void *ptr, size_t size,

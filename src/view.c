@@ -230,14 +230,41 @@ uintptr_t strided_view_device_ptr(const strided_view *view)
     return info.device_address + element0_offset(view);
 }
 
+/* What memory on a device a producer names is, when the device alone
+ * says: CPU memory is host memory no device is said to reach (cuda.core's
+ * DLPack CPU views), CUDA memory is device memory at its own address.
+ * Returns false for CUDA host and managed memory, whose device address
+ * and accessibility only the driver knows. */
+static bool info_of_device(const strided_device *device, uintptr_t ptr,
+                           strided_memory_info *out)
+{
+    strided_memory_info info = {STRIDED_MEMORY_HOST, -1, true, false, false,
+                                false, 0};
+    if (device == NULL)
+        return false;
+    if (device->device_type == STRIDED_DEVICE_CUDA) {
+        info.kind = STRIDED_MEMORY_DEVICE;
+        info.device_id = (int)device->device_id;
+        info.host_accessible = false;
+        info.device_accessible = true;
+        info.device_address = ptr;
+    } else if (device->device_type != STRIDED_DEVICE_CPU) {
+        return false;
+    }
+    *out = info;
+    return true;
+}
+
 /* Wrap the footprint of a layout whose element (0,...,0) is at element0:
  * the buffer spans the bytes of the lowest to the highest element, and
- * *origin puts element 0 at element0 (§4.8 D5). The release callback is
- * the buffer's; it is not called when this fails.
+ * *origin puts element 0 at element0 (§4.8 D5). The memory is classified
+ * from device when that says enough (info_of_device), else by the driver.
+ * The release callback is the buffer's; it is not called when this fails.
  * Assumes: the layout passed check_layout; element0 is not NULL when the
  * volume is positive. */
 static strided_status wrap_footprint(const char *op, void *element0,
                                      const strided_layout *layout,
+                                     const strided_device *device,
                                      strided_release_fn release, void *context,
                                      strided_buffer **out, int64_t *origin)
 {
@@ -269,8 +296,13 @@ static strided_status wrap_footprint(const char *op, void *element0,
                                  element0);
         base = e0 - (uintptr_t)offset;
     }
+    strided_memory_info info;
     strided_status status =
-        strided_buffer_wrap((void *)base, (size_t)bytes, release, context, out);
+        info_of_device(device, base, &info)
+            ? strided_buffer_wrap_known((void *)base, (size_t)bytes, &info,
+                                        release, context, out)
+            : strided_buffer_wrap((void *)base, (size_t)bytes, release, context,
+                                  out);
     if (status != STRIDED_OK)
         return status;
     *origin = offset;
@@ -299,8 +331,8 @@ strided_status strided_view_wrap(void *element0, const strided_layout *layout,
                              (long long)strided_layout_volume(layout));
     strided_buffer *buffer = NULL;
     int64_t origin = 0;
-    status = wrap_footprint(op, element0, layout, release, context, &buffer,
-                            &origin);
+    status = wrap_footprint(op, element0, layout, device, release, context,
+                            &buffer, &origin);
     if (status != STRIDED_OK)
         return status;
     out->buffer = buffer;
@@ -444,7 +476,7 @@ static strided_status import_tensor(const char *op, void *managed,
     strided_buffer *buffer = NULL;
     int64_t origin = 0;
     status = wrap_footprint(op, (void *)(data + (uintptr_t)byte_offset), &layout,
-                            versioned ? release_versioned : release_legacy,
+                            &device, versioned ? release_versioned : release_legacy,
                             managed, &buffer, &origin);
     if (status != STRIDED_OK)
         return status;

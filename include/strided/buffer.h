@@ -116,6 +116,15 @@ STRIDED_API strided_status strided_buffer_wrap(void *ptr, size_t size,
                                                void *context,
                                                strided_buffer **out);
 
+/* Wrap memory someone else owns whose kind the caller knows (a DLPack
+ * producer said so): as strided_buffer_wrap, with *info as the memory's
+ * answers and no driver call. The caller vouches for info.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL info or out,
+ * STRIDED_ERR_OUT_OF_MEMORY. */
+STRIDED_API strided_status strided_buffer_wrap_known(
+    void *ptr, size_t size, const strided_memory_info *info,
+    strided_release_fn release, void *context, strided_buffer **out);
+
 /* Adopt memory that mr allocated: it is released through mr's deallocate
  * (on stream, which may be NULL). The buffer holds a reference to mr and
  * answers the memory kind from mr's properties.

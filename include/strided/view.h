@@ -113,7 +113,11 @@ STRIDED_API uintptr_t strided_view_device_ptr(const strided_view *view);
  *   dtype     the element type, or NULL for none
  *   readonly  whether writes through the view are refused by consumers
  *   device    the DLPack device of the memory, or NULL to classify it
- *             through the CUDA driver (strided_buffer_device)
+ *             through the CUDA driver (strided_buffer_device). CPU and
+ *             CUDA devices are taken at their word, with no driver call:
+ *             the buffer is host memory no device reaches, or device
+ *             memory of that device at its own address; for CUDA host and
+ *             CUDA managed memory the driver is asked
  *   release   called exactly once with (context, footprint start,
  *             footprint size) when the last reference to the view's buffer
  *             goes; never when this fails. NULL: the memory is borrowed.
@@ -139,7 +143,9 @@ STRIDED_API strided_status strided_view_wrap(void *element0,
  *   out        out-parameter: the view, whose layout has the tensor's shape
  *              and strides (implicit when strides is NULL), data +
  *              byte_offset as its element (0,...,0), readonly from the
- *              versioned flags
+ *              versioned flags; its buffer's memory is classified as
+ *              strided_view_wrap does for the tensor's device (CPU and
+ *              CUDA without a driver call)
  * Rejected, with a message naming the field (STRIDED_ERR_INVALID_ARGUMENT
  * unless noted): NULL managed (nothing is deleted); a versioned major
  * version other than 1 (STRIDED_ERR_UNSUPPORTED; no other field is read);

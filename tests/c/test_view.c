@@ -716,6 +716,59 @@ static void test_wrap_empty_and_borrowed(void **state)
     strided_view_release(&v);
 }
 
+static void test_wrap_takes_cpu_and_cuda_devices_at_their_word(void **state)
+{
+    (void)state;
+    static int16_t mem[8];
+    strided_layout l;
+    strided_view v;
+    assert_ok(strided_layout_init(&l, 1, (int64_t[]){8}, NULL, 2));
+    /* No driver here, yet the buffer is device memory of device 2: the
+     * producer said so, and nobody asked the driver. */
+    strided_device gpu = {STRIDED_DEVICE_CUDA, 2};
+    assert_ok(strided_view_wrap(mem, &l, NULL, false, &gpu, NULL, NULL, &v));
+    strided_memory_info info = strided_buffer_memory_info(v.buffer);
+    assert_int_equal(info.kind, STRIDED_MEMORY_DEVICE);
+    assert_int_equal(info.device_id, 2);
+    assert_true(info.device_accessible);
+    assert_false(info.host_accessible);
+    assert_int_equal(strided_view_device_ptr(&v), (uintptr_t)mem);
+    strided_view_release(&v);
+    strided_device cpu = {STRIDED_DEVICE_CPU, 0};
+    assert_ok(strided_view_wrap(mem, &l, NULL, false, &cpu, NULL, NULL, &v));
+    info = strided_buffer_memory_info(v.buffer);
+    assert_int_equal(info.kind, STRIDED_MEMORY_HOST);
+    assert_int_equal(info.device_id, -1);
+    assert_false(info.device_accessible);
+    assert_int_equal(strided_view_device_ptr(&v), 0);
+    strided_view_release(&v);
+}
+
+static void test_buffer_wrap_known(void **state)
+{
+    (void)state;
+    static char mem[64];
+    int releases = 0;
+    strided_buffer *b = NULL;
+    strided_memory_info managed = {STRIDED_MEMORY_MANAGED, 1, true, true, true, false,
+                                   (uintptr_t)mem};
+    assert_ok(strided_buffer_wrap_known(mem, sizeof mem, &managed, count_release,
+                                        &releases, &b));
+    strided_memory_info info = strided_buffer_memory_info(b);
+    assert_int_equal(info.kind, STRIDED_MEMORY_MANAGED);
+    assert_int_equal(info.device_id, 1);
+    assert_true(info.managed);
+    strided_device d = strided_buffer_device(b);
+    assert_int_equal(d.device_type, STRIDED_DEVICE_CUDA_MANAGED);
+    strided_buffer_release(b);
+    assert_int_equal(releases, 1);
+    assert_error(strided_buffer_wrap_known(mem, 1, NULL, count_release, &releases, &b),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "info and out are required");
+    assert_error(strided_buffer_wrap_known(mem, 1, &managed, count_release, &releases, NULL),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "info and out are required");
+    assert_int_equal(releases, 1);
+}
+
 static void test_wrap_errors_leave_the_memory_alone(void **state)
 {
     (void)state;
@@ -789,6 +842,8 @@ int main(void)
         cmocka_unit_test(test_wrap_covers_the_footprint),
         cmocka_unit_test(test_wrap_negative_strides),
         cmocka_unit_test(test_wrap_empty_and_borrowed),
+        cmocka_unit_test(test_wrap_takes_cpu_and_cuda_devices_at_their_word),
+        cmocka_unit_test(test_buffer_wrap_known),
         cmocka_unit_test(test_wrap_errors_leave_the_memory_alone),
     };
 

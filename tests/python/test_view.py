@@ -613,3 +613,24 @@ def test_array_interface_producer_holding_its_view_is_collected():
     del o
     gc.collect()
     assert ref() is None
+
+
+ML_NAMES = ["bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2fnuz",
+            "float8_e8m0fnu", "float8_e3m4", "float8_e4m3"]
+
+
+@pytest.mark.skipif(ml_dtypes is None, reason="needs ml_dtypes")
+@pytest.mark.parametrize("name", ML_NAMES)
+def test_ml_dtypes_export_and_import(name):
+    # float8_e5m2 says kind "f" like numpy's floats; the others say "V".
+    if not hasattr(ml_dtypes, name):
+        pytest.skip(f"ml_dtypes {ml_dtypes.__version__} has no {name}")
+    dtype = np.dtype(getattr(ml_dtypes, name))
+    a = np.arange(6).astype(dtype)
+    buf = Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    view = StridedMemoryView.from_buffer(buf, (2, 3), dtype=dtype)
+    again = StridedMemoryView.from_dlpack(view, stream_ptr=-1)
+    assert again.dtype == dtype
+    assert again.ptr == a.ctypes.data
+    assert again.shape == (2, 3)
+    assert again.strides in (None, (3, 1))
