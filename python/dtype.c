@@ -24,6 +24,27 @@ PyObject *strided_py_np_dtype(PyObject *obj)
     return PyObject_CallOneArg(numpy_dtype_type, obj);
 }
 
+PyObject *strided_py_np_dtype_of_typestr(PyObject *typestr)
+{
+    static PyObject *cache; /* typestr -> numpy dtype */
+    if (!PyUnicode_CheckExact(typestr))
+        return strided_py_np_dtype(typestr);
+    if (cache == NULL && (cache = PyDict_New()) == NULL)
+        return NULL;
+    PyObject *dtype = PyDict_GetItemWithError(cache, typestr);
+    if (dtype != NULL)
+        return Py_NewRef(dtype);
+    if (PyErr_Occurred())
+        return NULL;
+    dtype = strided_py_np_dtype(typestr);
+    /* A few hundred distinct strings at most in practice; stop growing
+     * past that rather than hold every oddity for ever. */
+    if (dtype != NULL && PyDict_GET_SIZE(cache) < 1024 &&
+        PyDict_SetItem(cache, typestr, dtype) < 0)
+        Py_CLEAR(dtype);
+    return dtype;
+}
+
 /* Import ml_dtypes once, so that numpy knows bfloat16 and the float8 types
  * by name. Returns whether it is available; never raises. */
 static bool have_ml_dtypes(void)
@@ -49,11 +70,24 @@ int strided_py_dtype_int_attr(PyObject *dtype, const char *name, long *out)
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
+int strided_py_unpack_dtype(PyObject *packed, strided_dtype *out)
+{
+    long v = PyLong_AsLong(packed);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < 0)
+        return 0;
+    out->code = (uint8_t)(v & 0xff);
+    out->bits = (uint8_t)(v >> 8);
+    out->lanes = 1;
+    return 1;
+}
+
 /* The DLPack type of a numpy dtype. Returns 1 with *out set, 0 when the
  * dtype has no DLPack equivalent (structured, opaque, long double), -1 with
  * an exception set. The byte order is not looked at: the numpy dtype stays
  * with the view for that. */
-int strided_py_dl_dtype_of(PyObject *dtype, strided_dtype *out)
+static int dl_dtype_of(PyObject *dtype, strided_dtype *out)
 {
     PyObject *fields = PyObject_GetAttrString(dtype, "fields");
     if (fields == NULL)
@@ -133,6 +167,36 @@ int strided_py_dl_dtype_of(PyObject *dtype, strided_dtype *out)
         return 0;
     *out = d;
     return 1;
+}
+
+int strided_py_dl_dtype_of(PyObject *dtype, strided_dtype *out)
+{
+    /* Remembered per dtype object (numpy's dtypes are few and immutable):
+     * the answer takes several attribute lookups. */
+    static PyObject *cache; /* dtype -> code | bits << 8, or -1 */
+    if (cache == NULL && (cache = PyDict_New()) == NULL)
+        return -1;
+    PyObject *known = PyDict_GetItemWithError(cache, dtype);
+    if (known == NULL && PyErr_Occurred())
+        return -1;
+    if (known == NULL) {
+        strided_dtype d = {0, 0, 0};
+        int found = dl_dtype_of(dtype, &d);
+        if (found < 0)
+            return -1;
+        known = PyLong_FromLong(found ? (long)d.code | (long)d.bits << 8 : -1);
+        if (known == NULL)
+            return -1;
+        int rc = PyDict_GET_SIZE(cache) < 1024 ? PyDict_SetItem(cache, dtype, known) : 0;
+        Py_DECREF(known); /* the dict holds it, or it is not needed past here */
+        if (rc < 0)
+            return -1;
+        if (!found)
+            return 0;
+        *out = d;
+        return 1;
+    }
+    return strided_py_unpack_dtype(known, out);
 }
 
 /* The numpy dtypes made so far, by DLPack code and size in bytes (every

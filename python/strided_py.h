@@ -80,6 +80,14 @@ int strided_py_resource_of(PyObject *obj, strided_memory_resource **out);
 /* dtype.c. numpy.dtype(obj); new reference. */
 PyObject *strided_py_np_dtype(PyObject *obj);
 
+/* A DLPack type remembered in a cache as the int code | bits << 8 (-1:
+ * none): 1 with *out set, 0 for -1, -1 with an exception. */
+int strided_py_unpack_dtype(PyObject *packed, strided_dtype *out);
+
+/* numpy.dtype(typestr) of an array interface, remembered per string; new
+ * reference. */
+PyObject *strided_py_np_dtype_of_typestr(PyObject *typestr);
+
 /* An int attribute of a dtype (itemsize, ...). -1 with an exception set. */
 int strided_py_dtype_int_attr(PyObject *dtype, const char *name, long *out);
 
@@ -100,5 +108,27 @@ int strided_py_as_dtype(PyObject *obj, PyObject **out_np, bool *out_has_dl,
 /* For a dtype libstrided cannot check (no DLPack equivalent), the itemsize
  * rule of strided_view_from_buffer. -1 with ValueError. */
 int strided_py_check_np_itemsize(PyObject *dtype, int itemsize);
+
+/* torch_view.c. A tensor read through its own accessors. */
+typedef struct {
+    void *ptr;             /* element (0,...,0): data_ptr() */
+    strided_layout layout; /* shape, stride(), the dtype's size */
+    strided_dtype dtype;
+    strided_device device; /* CPU (0) or CUDA (index) */
+} strided_py_torch_tensor;
+
+/* Whether obj is a torch.Tensor or torch.nn.Parameter (exactly; subclasses
+ * go by DLPack). False while torch is not imported. Never raises. */
+bool strided_py_is_torch_tensor(PyObject *obj);
+
+/* Read tensor t: 1 with *out set; 0 when the fast path does not apply (a
+ * sparse or conjugated tensor, another device, a dtype without a DLPack
+ * code, CUDA without torch._C._cuda_getCurrentRawStream): use DLPack; -1
+ * with an exception set. */
+int strided_py_torch_describe(PyObject *t, strided_py_torch_tensor *out);
+
+/* torch's current CUDA stream on device (a CUstream). -1 with an
+ * exception. */
+int strided_py_torch_current_stream(int device, void **out);
 
 #endif

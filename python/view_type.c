@@ -316,6 +316,54 @@ static PyObject *call_dlpack(PyObject *obj, PyObject *stream)
     return capsule;
 }
 
+static int consumer_stream(PyObject *stream_ptr, void **out, bool *sync);
+static void release_exporter(void *context, void *ptr, size_t size);
+
+/* from_dlpack of a plain torch tensor, read through its accessors
+ * (torch_view.c) with DLPack's stream rule done here: the consumer stream
+ * waits for torch's current stream. Sets *result (NULL with an exception)
+ * and returns 1, or returns 0 when the tensor must go by DLPack. */
+static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
+{
+    strided_py_torch_tensor d;
+    *result = NULL;
+    int rc = strided_py_torch_describe(t, &d);
+    if (rc <= 0)
+        return rc < 0 ? 1 : 0;
+    if (stream_ptr == Py_None) {
+        PyErr_SetString(PyExc_BufferError, "stream=None is ambiguous with view()");
+        return 1;
+    }
+    bool cuda = d.device.device_type == STRIDED_DEVICE_CUDA;
+    void *consumer = NULL, *producer = NULL;
+    bool sync = false;
+    if (consumer_stream(stream_ptr, &consumer, &sync) < 0)
+        return 1;
+    if (cuda && sync) {
+        strided_status status;
+        if (strided_py_torch_current_stream((int)d.device.device_id, &producer) < 0)
+            return 1;
+        status = strided_stream_wait(consumer, producer, (int)d.device.device_id);
+        if (status != STRIDED_OK) {
+            strided_py_raise(status);
+            return 1;
+        }
+    }
+    strided_view v;
+    strided_status status = strided_view_wrap(d.ptr, &d.layout, &d.dtype, false, &d.device,
+                                              release_exporter, Py_NewRef(t), &v);
+    if (status != STRIDED_OK) {
+        Py_DECREF(t);
+        strided_py_raise(status);
+        return 1;
+    }
+    *result = (PyObject *)view_new(&v, t, NULL, NULL, NULL,
+                                   cuda ? (int)d.device.device_id : -1, cuda);
+    if (*result != NULL)
+        ((ViewObject *)*result)->c_ref = t;
+    return 1;
+}
+
 static const char *const from_dlpack_names[] = {"obj", "stream_ptr", NULL};
 
 static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
@@ -327,6 +375,9 @@ static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize
         0)
         return NULL;
     PyObject *obj = a[0], *stream_ptr = a[1] ? a[1] : Py_None;
+    PyObject *result;
+    if (strided_py_is_torch_tensor(obj) && view_from_torch(obj, stream_ptr, &result))
+        return result;
     PyObject *device = PyObject_CallMethodNoArgs(obj, name_dlpack_device);
     if (device == NULL)
         return NULL;
@@ -406,13 +457,34 @@ typedef struct {
     strided_layout layout; /* shape, byte strides / itemsize */
 } ArrayDesc;
 
-static int dict_item(PyObject *dict, const char *key, PyObject **out)
+/* The interface dicts' keys, interned once (PyDict_GetItemString would
+ * make and hash a new string each time). */
+enum { K_VERSION, K_MASK, K_DATA, K_SHAPE, K_STRIDES, K_TYPESTR, K_STREAM, K_COUNT };
+static const char *const key_names[K_COUNT] = {"version", "mask", "data", "shape",
+                                                "strides", "typestr", "stream"};
+static PyObject *keys[K_COUNT];
+
+static int init_keys(void)
 {
-    *out = PyDict_GetItemString(dict, key); /* borrowed */
-    if (*out == NULL && !PyErr_Occurred()) {
-        PyErr_Format(PyExc_KeyError, "'%s'", key);
-        return -1;
-    }
+    for (int k = 0; k < K_COUNT; k++)
+        if ((keys[k] = PyUnicode_InternFromString(key_names[k])) == NULL)
+            return -1;
+    return 0;
+}
+
+/* d[key] (borrowed), or NULL: with KeyError when required, else without an
+ * exception when absent. */
+static PyObject *dict_get(PyObject *d, int key, bool required)
+{
+    PyObject *v = PyDict_GetItemWithError(d, keys[key]);
+    if (v == NULL && required && !PyErr_Occurred())
+        PyErr_Format(PyExc_KeyError, "'%s'", key_names[key]);
+    return v;
+}
+
+static int dict_item(PyObject *dict, int key, PyObject **out)
+{
+    *out = dict_get(dict, key, true);
     return *out == NULL ? -1 : 0;
 }
 
@@ -453,7 +525,7 @@ static PyObject *interface_dict(PyObject *obj, const char *attr, const char *nam
                      Py_TYPE(d)->tp_name);
         goto fail;
     }
-    if (dict_item(d, "version", &item) < 0)
+    if (dict_item(d, K_VERSION, &item) < 0)
         goto fail;
     long version = PyLong_AsLong(item);
     if (version == -1 && PyErr_Occurred())
@@ -462,7 +534,9 @@ static PyObject *interface_dict(PyObject *obj, const char *attr, const char *nam
         PyErr_Format(PyExc_BufferError, "only %s v3 or above is supported", name);
         goto fail;
     }
-    item = PyDict_GetItemString(d, "mask");
+    item = dict_get(d, K_MASK, false);
+    if (item == NULL && PyErr_Occurred())
+        goto fail;
     if (item != NULL && item != Py_None) {
         PyErr_SetString(PyExc_BufferError, "mask is not supported");
         goto fail;
@@ -479,7 +553,7 @@ static int array_desc(PyObject *d, const char *attr, ArrayDesc *out)
 {
     PyObject *item;
     int readonly;
-    if (dict_item(d, "data", &item) < 0)
+    if (dict_item(d, K_DATA, &item) < 0)
         return -1;
     if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
         PyErr_Format(PyExc_TypeError, "%s['data'] must be a (ptr, readonly) tuple", attr);
@@ -491,9 +565,11 @@ static int array_desc(PyObject *d, const char *attr, ArrayDesc *out)
     out->readonly = readonly;
     int64_t shape[STRIDED_MAX_NDIM], strides[STRIDED_MAX_NDIM];
     int ndim, nstrides = 0;
-    if (dict_item(d, "shape", &item) < 0 || int64_sequence(item, "shape", shape, &ndim) < 0)
+    if (dict_item(d, K_SHAPE, &item) < 0 || int64_sequence(item, "shape", shape, &ndim) < 0)
         return -1;
-    item = PyDict_GetItemString(d, "strides");
+    item = dict_get(d, K_STRIDES, false);
+    if (item == NULL && PyErr_Occurred())
+        return -1;
     bool has_strides = item != NULL && item != Py_None;
     if (has_strides && int64_sequence(item, "strides", strides, &nstrides) < 0)
         return -1;
@@ -502,9 +578,9 @@ static int array_desc(PyObject *d, const char *attr, ArrayDesc *out)
                      nstrides, ndim);
         return -1;
     }
-    if (dict_item(d, "typestr", &item) < 0)
+    if (dict_item(d, K_TYPESTR, &item) < 0)
         return -1;
-    PyObject *dtype = strided_py_np_dtype(item);
+    PyObject *dtype = strided_py_np_dtype_of_typestr(item);
     if (dtype == NULL)
         return -1;
     long itemsize = 0;
@@ -634,7 +710,9 @@ static PyObject *view_from_cai(PyObject *cls, PyObject *const *args, Py_ssize_t 
     }
     if (consumer_stream(stream_ptr, &consumer, &sync) < 0)
         goto done;
-    producer_obj = PyDict_GetItemString(cai, "stream");
+    producer_obj = dict_get(cai, K_STREAM, false);
+    if (producer_obj == NULL && PyErr_Occurred())
+        goto done;
     if (sync && producer_obj != NULL && producer_obj != Py_None) {
         long long p = PyLong_AsLongLong(producer_obj);
         if (p == -1 && PyErr_Occurred())
@@ -1316,7 +1394,7 @@ static PyTypeObject ViewType = {
 
 int strided_py_add_view_type(PyObject *module)
 {
-    if (init_call_names() < 0 || PyType_Ready(&ViewType) < 0)
+    if (init_call_names() < 0 || init_keys() < 0 || PyType_Ready(&ViewType) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "StridedMemoryView", (PyObject *)&ViewType);
 }
