@@ -94,9 +94,17 @@ void strided_py_release_buffer(strided_buffer *b)
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
 #endif
-    Py_BEGIN_ALLOW_THREADS
-    strided_buffer_release(b);
-    Py_END_ALLOW_THREADS
+    /* Only memory a resource frees may make the last release wait (a
+     * synchronous free); everything else (another holder left, an imported
+     * tensor's deleter, an owner's reference) is quick or needs the GIL
+     * anyway. */
+    if (strided_buffer_resource(b) != NULL && strided_buffer_use_count(b) == 1) {
+        Py_BEGIN_ALLOW_THREADS
+        strided_buffer_release(b);
+        Py_END_ALLOW_THREADS
+    } else {
+        strided_buffer_release(b);
+    }
 #if PY_VERSION_HEX >= 0x030C0000
     PyErr_SetRaisedException(pending);
 #else

@@ -52,9 +52,11 @@ int strided_py_add_resource_types(PyObject *module);
  * block for ever or be ended); never once it is finalized. */
 bool strided_py_can_call_python(void);
 
-/* Drop a reference to b. The GIL is released around the release, since the
- * last one may wait for a stream, and kept during finalization, so that the
- * callbacks can still run on the finalizing thread. A pending exception is
+/* Drop a reference to b. The GIL is released around the last release of
+ * memory a resource frees, since that may wait for a stream (not otherwise:
+ * the callbacks of wrapped memory take the GIL again at once), and kept
+ * during finalization, so that the callbacks can still run on the
+ * finalizing thread. A pending exception is
  * kept aside while the callbacks run and restored. Holds the GIL on entry
  * and on return; NULL is allowed. */
 void strided_py_release_buffer(strided_buffer *b);

@@ -179,16 +179,11 @@ static int describe(PyObject *t, strided_py_torch_tensor *out)
         return -1;
     bool strided = layout == strided_layout_obj;
     Py_DECREF(layout);
-    int cuda = attr_bool(t, s_is_cuda), cpu = 0, conj, neg;
+    int cuda = attr_bool(t, s_is_cuda), cpu = 0, conj = 0, neg;
     if (cuda < 0 || (!cuda && (cpu = attr_bool(t, s_is_cpu)) < 0))
         return -1;
     if (!strided || (!cuda && !cpu) || (cuda && raw_stream_fn == NULL))
         return 0;
-    if ((conj = call_bool(t, s_is_conj)) < 0 || (neg = call_bool(t, s_is_neg)) < 0)
-        return -1;
-    if (conj || neg)
-        return 0; /* torch's __dlpack__ says why it refuses them */
-
     PyObject *dtype = PyObject_GetAttr(t, s_dtype);
     if (dtype == NULL)
         return -1;
@@ -196,6 +191,13 @@ static int describe(PyObject *t, strided_py_torch_tensor *out)
     Py_DECREF(dtype);
     if (found <= 0)
         return found;
+    /* Only complex tensors carry a conjugate bit; any may carry a negative
+     * one (the imaginary part of a conjugated tensor). */
+    if ((out->dtype.code == STRIDED_DTYPE_COMPLEX && (conj = call_bool(t, s_is_conj)) < 0) ||
+        (neg = call_bool(t, s_is_neg)) < 0)
+        return -1;
+    if (conj || neg)
+        return 0; /* torch's __dlpack__ says why it refuses them */
     int itemsize = 0;
     strided_dtype_itemsize(out->dtype, &itemsize);
 
