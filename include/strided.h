@@ -17,6 +17,7 @@
 
 #include "strided/api.h"
 #include "strided/buffer.h"
+#include "strided/copy.h"
 #include "strided/dlpack.h"
 #include "strided/layout.h"
 #include "strided/resource.h"

@@ -934,6 +934,143 @@ fail:
     return NULL;
 }
 
+/* ---- Copies ------------------------------------------------------------ */
+
+static const char *const copy_names[] = {"other", "stream", "allocator", "blocking", NULL};
+
+/* dst.copy_from(src): the arguments of copy_from and copy_to, checked, and
+ * the copy run with the GIL released. */
+static PyObject *copy_views(const char *name, ViewObject *dst, ViewObject *src,
+                            PyObject *stream_obj, PyObject *allocator, PyObject *blocking)
+{
+    if (allocator != NULL && allocator != Py_None) {
+        PyErr_Format(PyExc_NotImplementedError,
+                     "%s: allocator is not supported yet (copies between host "
+                     "memory need no temporaries it could provide)",
+                     name);
+        return NULL;
+    }
+    unsigned flags = STRIDED_COPY_DEFAULT;
+    void *stream = NULL;
+    if (stream_obj == NULL || stream_obj == Py_None)
+        flags |= STRIDED_COPY_NO_STREAM;
+    else if (strided_py_as_stream(stream_obj, &stream) < 0)
+        return NULL;
+    if (blocking != NULL && blocking != Py_None) {
+        int b = PyObject_IsTrue(blocking);
+        if (b < 0)
+            return NULL;
+        flags |= b ? STRIDED_COPY_BLOCKING : STRIDED_COPY_NONBLOCKING;
+    }
+    /* What libstrided cannot see of a dtype (byte order, void types) lives
+     * in the numpy dtypes given or read: compare those as numpy does. */
+    if (dst->dtype != NULL || src->dtype != NULL) {
+        PyObject *dd = view_dtype(dst), *sd = dd ? view_dtype(src) : NULL;
+        if (PyErr_Occurred())
+            return NULL;
+        int same = dd && sd ? PyObject_RichCompareBool(dd, sd, Py_EQ) : 1;
+        if (same < 0)
+            return NULL;
+        if (!same) {
+            PyErr_Format(PyExc_ValueError,
+                         "The destination and source dtypes must match. Got dst "
+                         "dtype:%S and src dtype:%S",
+                         dd, sd);
+            return NULL;
+        }
+    }
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_view_copy(&dst->view, &src->view, stream, flags);
+    Py_END_ALLOW_THREADS
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    Py_RETURN_NONE;
+}
+
+static ViewObject *view_arg(const char *name, PyObject *obj)
+{
+    if (!PyObject_TypeCheck(obj, &ViewType)) {
+        PyErr_Format(PyExc_TypeError, "%s: other must be a StridedMemoryView, got %.200s",
+                     name, Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return (ViewObject *)obj;
+}
+
+static PyObject *view_copy_from(ViewObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    PyObject *a[4];
+    if (strided_py_bind_args("copy_from", args, nargs, kwnames, copy_names, 1, a) < 0)
+        return NULL;
+    ViewObject *src = view_arg("copy_from", a[0]);
+    return src ? copy_views("copy_from", self, src, a[1], a[2], a[3]) : NULL;
+}
+
+static PyObject *view_copy_to(ViewObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    PyObject *a[4];
+    if (strided_py_bind_args("copy_to", args, nargs, kwnames, copy_names, 1, a) < 0)
+        return NULL;
+    ViewObject *dst = view_arg("copy_to", a[0]);
+    return dst ? copy_views("copy_to", dst, self, a[1], a[2], a[3]) : NULL;
+}
+
+static PyObject *int64_tuple(int n, const int64_t *v, int64_t scale);
+
+/* strided.copy_plan(dst, src): the plan of a copy between two layouts (or
+ * views), as a dict, so that tests and users can see which kernel a copy
+ * takes. */
+static int layout_of(PyObject *obj, strided_layout *out)
+{
+    if (PyObject_TypeCheck(obj, &ViewType)) {
+        *out = ((ViewObject *)obj)->view.layout;
+        return 0;
+    }
+    return strided_py_layout_from(obj, out);
+}
+
+static PyObject *module_copy_plan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2)
+        return PyErr_Format(PyExc_TypeError, "copy_plan() takes 2 arguments (dst, src), got %zd",
+                            nargs);
+    strided_layout d, s;
+    if (layout_of(args[0], &d) < 0 || layout_of(args[1], &s) < 0)
+        return NULL;
+    strided_copy_plan p;
+    strided_status status = strided_copy_plan_make(&d, &s, &p);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    PyObject *shape = int64_tuple(p.ndim, p.shape, 1);
+    PyObject *ds = int64_tuple(p.ndim, p.dst_strides, 1);
+    PyObject *ss = int64_tuple(p.ndim, p.src_strides, 1);
+    PyObject *result = NULL;
+    if (shape != NULL && ds != NULL && ss != NULL)
+        result = Py_BuildValue("{s:s,s:i,s:i,s:L,s:O,s:O,s:O,s:L,s:L,s:i}", "kernel",
+                               strided_copy_kernel_name(p.kernel), "ndim", p.ndim,
+                               "itemsize", p.itemsize, "volume", (long long)p.volume,
+                               "shape", shape, "dst_strides", ds, "src_strides", ss,
+                               "dst_offset", (long long)p.dst_offset, "src_offset",
+                               (long long)p.src_offset, "src_unit_axis", p.src_unit_axis);
+    Py_XDECREF(shape);
+    Py_XDECREF(ds);
+    Py_XDECREF(ss);
+    return result;
+}
+
+static PyMethodDef module_functions[] = {
+    {"copy_plan", (PyCFunction)(void (*)(void))module_copy_plan, METH_FASTCALL,
+     "copy_plan(dst, src)\n--\n\nThe plan of a copy of src into dst (StridedLayouts or "
+     "StridedMemoryViews): a dict with the kernel's name ('nothing', 'contiguous', "
+     "'rows', 'transpose', 'broadcast', 'gather'), the normalised shape and strides in "
+     "elements, the offsets and the itemsize."},
+    {NULL, NULL, 0, NULL},
+};
+
 /* ---- DLPack export ------------------------------------------------------ */
 
 static void export_capsule_destructor(PyObject *capsule)
@@ -1364,6 +1501,15 @@ static PyMethodDef view_methods[] = {
     {"view", (PyCFunction)(void (*)(void))view_view, KW,
      "view(layout=None, dtype=None)\n--\n\n"
      "Another view of the same memory; both None returns self."},
+    {"copy_from", (PyCFunction)(void (*)(void))view_copy_from, KW,
+     "copy_from(other, stream=None, allocator=None, blocking=None)\n--\n\n"
+     "Copy the elements of view other into this view (other is broadcast to this "
+     "shape; same dtype; no conversion). Between host memory the copy runs on the "
+     "host and is complete on return; with device memory it is queued on stream "
+     "(required), blocking by default only between host and device."},
+    {"copy_to", (PyCFunction)(void (*)(void))view_copy_to, KW,
+     "copy_to(other, stream=None, allocator=None, blocking=None)\n--\n\n"
+     "other.copy_from(self, ...)."},
     {"__dlpack__", (PyCFunction)(void (*)(void))view_dunder_dlpack, KW,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "Export as a DLPack capsule (versioned when max_version >= (1, 0))."},
@@ -1394,7 +1540,8 @@ static PyTypeObject ViewType = {
 
 int strided_py_add_view_type(PyObject *module)
 {
-    if (init_call_names() < 0 || init_keys() < 0 || PyType_Ready(&ViewType) < 0)
+    if (init_call_names() < 0 || init_keys() < 0 || PyType_Ready(&ViewType) < 0 ||
+        PyModule_AddFunctions(module, module_functions) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "StridedMemoryView", (PyObject *)&ViewType);
 }

@@ -26,6 +26,7 @@ from strided._strided import (
     StridedMemoryView,
     _StridedLayout,
     __version__,
+    copy_plan,
 )
 from strided._proxy import args_viewable_as_strided_memory
 
@@ -40,6 +41,7 @@ __all__ = [
     "StridedLayout",
     "StridedMemoryView",
     "args_viewable_as_strided_memory",
+    "copy_plan",
     "_StridedLayout",
     "__version__",
 ]

@@ -80,6 +80,11 @@ static const entry entries[] = {
     ENTRY(cuMemPoolSetAttribute),
     ENTRY(cuMemAllocFromPoolAsync),
     ENTRY(cuMemFreeAsync),
+    ENTRY(cuMemcpyAsync),
+    ENTRY(cuModuleLoadData),
+    ENTRY(cuModuleGetFunction),
+    ENTRY(cuModuleUnload),
+    ENTRY(cuLaunchKernel),
 };
 #undef ENTRY
 

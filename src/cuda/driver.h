@@ -51,6 +51,14 @@ typedef struct strided__driver {
     CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool,
                                         CUstream);
     CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+    CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+    CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+    CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*cuModuleUnload)(CUmodule);
+    CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int,
+                               unsigned int, unsigned int, unsigned int,
+                               unsigned int, unsigned int, CUstream, void **,
+                               void **);
 } strided__driver;
 
 /* The loaded driver, or STRIDED_ERR_NO_CUDA_DRIVER (message: op, then why:

@@ -19,7 +19,11 @@
  *     driver does (buffer-view.md section 2.4), with the driver's defaults
  *     for unknown pointers and NULL, and success;
  *   - the current context is per thread; each device has one primary
- *     context object for the life of the process.
+ *     context object for the life of the process;
+ *   - cuModuleLoadData takes only a fatbin (by its magic number) and loads
+ *     it for the current context's device; a kernel launches only in a
+ *     context of that device, with a grid and block that exist (it runs
+ *     nothing: the launch is recorded, fake_cuda_last_launch).
  * Memory "on the device" is ordinary host memory, so tests may touch it.
  *
  * Two environment variables, read at lookup time, make a broken driver:
@@ -49,6 +53,8 @@ FAKE_EXPORT void fake_cuda_set_current_device(int device);
 FAKE_EXPORT long fake_cuda_live_bytes(void);
 FAKE_EXPORT void *fake_cuda_last_stream(const char *name);
 FAKE_EXPORT long fake_cuda_live_events(void);
+FAKE_EXPORT long fake_cuda_live_modules(void);
+FAKE_EXPORT int fake_cuda_last_launch(fake_cuda_launch *out);
 #ifndef FAKE_CUDA_V1_ONLY
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
                                          int cudaVersion, cuuint64_t flags,
@@ -59,6 +65,7 @@ FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
 
 #define MAX_DEVICES 64
 #define ALIGNMENT 256
+#define FAKE_MULTIPROCESSORS 132 /* as an H200 */
 
 /* The opaque driver objects. */
 struct CUctx_st {
@@ -109,7 +116,12 @@ __attribute__((constructor)) static void number_devices(void)
     X(cuDeviceGetMemPool)                                                      \
     X(cuMemPoolSetAttribute)                                                   \
     X(cuMemAllocFromPoolAsync)                                                 \
-    X(cuMemFreeAsync)
+    X(cuMemFreeAsync)                                                          \
+    X(cuMemcpyAsync)                                                           \
+    X(cuModuleLoadData)                                                        \
+    X(cuModuleGetFunction)                                                     \
+    X(cuModuleUnload)                                                          \
+    X(cuLaunchKernel)
 
 enum {
 #define X(name) E_##name,
@@ -145,6 +157,8 @@ static long calls[E_COUNT];
 static bool fail_pending[E_COUNT];
 static CUresult fail_result[E_COUNT];
 static void *last_stream[E_COUNT];
+static bool launched;
+static fake_cuda_launch last_launch;
 
 static int entry_index(const char *name)
 {
@@ -267,6 +281,7 @@ void fake_cuda_reset(int count, int pageable_memory_access,
     }
     for (int i = 0; i < MAX_DEVICES; i++)
         pools[i].release_threshold = 0;
+    launched = false;
     pthread_mutex_unlock(&lock);
 }
 
@@ -370,14 +385,20 @@ static const error_text errors[] = {
      "no CUDA-capable device is detected"},
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE",
      "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE",
+     "device kernel image is invalid"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT",
      "invalid device context"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE",
      "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
      "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
     {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED",
      "operation not permitted"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
@@ -457,6 +478,9 @@ static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr,
         break;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
         *value = pools_ok;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *value = FAKE_MULTIPROCESSORS;
         break;
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
@@ -821,6 +845,161 @@ static CUresult fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+static CUresult fake_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
+                                   size_t size, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemcpyAsync);
+    note_stream(E_cuMemcpyAsync, stream);
+    (void)dst;
+    (void)src;
+    (void)size;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return CUDA_SUCCESS;
+}
+
+/* Modules and their functions. A module belongs to the device of the
+ * context it was loaded in; its functions are freed with it. */
+typedef struct fake_function fake_function;
+
+struct CUmod_st {
+    int device;
+    fake_function *functions;
+};
+
+struct fake_function {
+    CUmodule module;
+    fake_function *next;
+    char name[128];
+};
+
+static long live_modules;
+
+#define FATBIN_MAGIC 0xBA55ED50u
+
+static CUresult fake_cuModuleLoadData(CUmodule *module, const void *image)
+{
+    BEGIN_INITIALIZED(cuModuleLoadData);
+    uint32_t magic = 0;
+    if (module == NULL || image == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    memcpy(&magic, image, sizeof magic);
+    if (magic != FATBIN_MAGIC)
+        return CUDA_ERROR_INVALID_IMAGE;
+    CUmodule m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    m->device = current->device;
+    pthread_mutex_lock(&lock);
+    live_modules++;
+    pthread_mutex_unlock(&lock);
+    *module = m;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuModuleGetFunction(CUfunction *fn, CUmodule module,
+                                         const char *name)
+{
+    BEGIN_INITIALIZED(cuModuleGetFunction);
+    if (fn == NULL || module == NULL || name == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (strncmp(name, "strided_copy_", 13) != 0 ||
+        strlen(name) >= sizeof ((fake_function *)NULL)->name)
+        return CUDA_ERROR_NOT_FOUND;
+    fake_function *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    f->module = module;
+    strcpy(f->name, name);
+    pthread_mutex_lock(&lock);
+    f->next = module->functions;
+    module->functions = f;
+    pthread_mutex_unlock(&lock);
+    *fn = (CUfunction)(void *)f;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuModuleUnload(CUmodule module)
+{
+    BEGIN_INITIALIZED(cuModuleUnload);
+    if (module == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    while (module->functions != NULL) {
+        fake_function *f = module->functions;
+        module->functions = f->next;
+        free(f);
+    }
+    free(module);
+    pthread_mutex_lock(&lock);
+    live_modules--;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+long fake_cuda_live_modules(void)
+{
+    pthread_mutex_lock(&lock);
+    long n = live_modules;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* A launch is checked the way the driver checks it: a function of a module
+ * of the current context's device, a grid and a block that exist, and
+ * parameters. It runs nothing. */
+static CUresult fake_cuLaunchKernel(CUfunction fn, unsigned int gx,
+                                    unsigned int gy, unsigned int gz,
+                                    unsigned int bx, unsigned int by,
+                                    unsigned int bz, unsigned int shared,
+                                    CUstream stream, void **params,
+                                    void **extra)
+{
+    BEGIN_INITIALIZED(cuLaunchKernel);
+    note_stream(E_cuLaunchKernel, stream);
+    const fake_function *f = (const fake_function *)(void *)fn;
+    if (f == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (f->module->device != current->device)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
+        (unsigned long)bx * by * bz > 1024 || gy > 65535 || gz > 65535 ||
+        (params == NULL && extra == NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_cuda_launch l;
+    memset(&l, 0, sizeof l);
+    strcpy(l.function, f->name);
+    l.grid[0] = gx;
+    l.grid[1] = gy;
+    l.grid[2] = gz;
+    l.block[0] = bx;
+    l.block[1] = by;
+    l.block[2] = bz;
+    l.shared_bytes = shared;
+    l.stream = stream;
+    l.device = f->module->device;
+    if (params != NULL && params[0] != NULL)
+        memcpy(l.args, params[0], sizeof l.args);
+    pthread_mutex_lock(&lock);
+    last_launch = l;
+    launched = true;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+int fake_cuda_last_launch(fake_cuda_launch *out)
+{
+    pthread_mutex_lock(&lock);
+    int any = launched;
+    if (any)
+        *out = last_launch;
+    pthread_mutex_unlock(&lock);
+    return any;
+}
+
 /* ---- lookup ---- */
 
 typedef struct symbol {
@@ -856,6 +1035,11 @@ static const symbol symbols[] = {
     SYMBOL(cuMemPoolSetAttribute, 11020),
     SYMBOL(cuMemAllocFromPoolAsync, 11020),
     SYMBOL(cuMemFreeAsync, 11020),
+    SYMBOL(cuMemcpyAsync, 4000),
+    SYMBOL(cuModuleLoadData, 2000),
+    SYMBOL(cuModuleGetFunction, 2000),
+    SYMBOL(cuModuleUnload, 2000),
+    SYMBOL(cuLaunchKernel, 4000),
 };
 #undef SYMBOL
 

@@ -49,11 +49,33 @@ typedef void (*fake_cuda_set_current_device_fn)(int device);
 /* Bytes allocated through the fake and not yet freed. */
 typedef long (*fake_cuda_live_bytes_fn)(void);
 /* The stream passed to the last call of entry point name (one of
- * cuStreamSynchronize, cuMemAllocFromPoolAsync, cuMemFreeAsync) since the
- * last reset; NULL if none. */
+ * cuStreamSynchronize, cuMemAllocFromPoolAsync, cuMemFreeAsync,
+ * cuEventRecord, cuStreamWaitEvent, cuMemcpyAsync, cuLaunchKernel) since
+ * the last reset; NULL if none. */
 typedef void *(*fake_cuda_last_stream_fn)(const char *name);
 
 /* Events created and not yet destroyed. */
 typedef long (*fake_cuda_live_events_fn)(void);
+
+/* Modules loaded (cuModuleLoadData) and not yet unloaded, in any context. Modules
+ * outlive fake_cuda_reset, as libstrided keeps them for the life of the
+ * process. cuModuleLoadData accepts only a fatbin (it checks the magic
+ * number); cuModuleGetFunction finds every name that starts with
+ * "strided_copy_". */
+typedef long (*fake_cuda_live_modules_fn)(void);
+
+/* What the last cuLaunchKernel since the last reset was given; args are the
+ * first three 64-bit words of its first kernel parameter (libstrided's
+ * kernels all start with them: destination, source, count). */
+typedef struct fake_cuda_launch {
+    char function[128];
+    unsigned int grid[3], block[3], shared_bytes;
+    void *stream;
+    int device; /* of the module the function belongs to */
+    uint64_t args[3];
+} fake_cuda_launch;
+
+/* Write the last launch into out; 0 when there was none since the reset. */
+typedef int (*fake_cuda_last_launch_fn)(fake_cuda_launch *out);
 
 #endif

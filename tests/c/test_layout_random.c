@@ -17,22 +17,10 @@
 
 #define MAXE 4096 /* enough offsets for every layout generated here */
 
-/* xorshift64*, fixed seed. */
+/* The random stream, fixed seed (test_util.h). */
 static uint64_t rng = UINT64_C(0x2545F4914F6CDD1D);
-
-static uint64_t rnext(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * UINT64_C(0x2545F4914F6CDD1D);
-}
-
-/* A uniform integer in [lo, hi]. */
-static int64_t rint_in(int64_t lo, int64_t hi)
-{
-    return lo + (int64_t)(rnext() % (uint64_t)(hi - lo + 1));
-}
+#define rnext() xorshift_next(&rng)
+#define rint_in(lo, hi) xorshift_in(&rng, (lo), (hi))
 
 static const char *txt(const strided_layout *l)
 {

@@ -51,6 +51,21 @@ static inline void shape64_(int64_t shape[64], int n, const int64_t *pairs)
         shape[pairs[i]] = pairs[i + 1];
 }
 
+/* xorshift64*: a small, fixed-seed random stream for generated cases. */
+static inline uint64_t xorshift_next(uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* A uniform integer in [lo, hi] from the stream. */
+static inline int64_t xorshift_in(uint64_t *state, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(xorshift_next(state) % (uint64_t)(hi - lo + 1));
+}
+
 #define SENTINEL 0xA5
 
 /* Fail with a printed message at the caller's file and line. */

@@ -1,0 +1,84 @@
+# The CUDA copy kernels (included from the top-level CMakeLists.txt).
+#
+# src/cuda/copy_kernels.cu is compiled by nvcc into a fatbin - machine code
+# for each of STRIDED_CUDA_ARCHITECTURES and PTX for the newest of them, so
+# that later GPUs compile it at load time - and embedded in libstrided as a
+# byte array (cmake/embed_binary.cmake). CMake's CUDA language support is not
+# used: only nvcc is needed, never a CUDA runtime or a CUDA-capable CMake
+# toolchain. Without nvcc the library builds without its kernels, device
+# copies report STRIDED_ERR_UNSUPPORTED, and configuring says so.
+#
+# Sets strided_kernel_sources (the generated C file, or nothing) and defines
+# STRIDED_HAVE_KERNELS on src/cuda/copy_cuda.c when the kernels are built.
+
+# nvcc from PATH, $CUDA_HOME, $CUDA_PATH or the default toolkit location;
+# -DSTRIDED_NVCC=/path/to/nvcc names another.
+find_program(STRIDED_NVCC nvcc
+  PATHS ENV CUDA_HOME ENV CUDA_PATH /usr/local/cuda
+  PATH_SUFFIXES bin
+  DOC "nvcc, for the CUDA copy kernels")
+if(STRIDED_NVCC)
+  set(strided_kernels_default ON)
+else()
+  set(strided_kernels_default OFF)
+endif()
+option(STRIDED_BUILD_KERNELS "Compile the CUDA copy kernels with nvcc and embed them"
+       ${strided_kernels_default})
+set(STRIDED_CUDA_ARCHITECTURES "80;90" CACHE STRING
+    "GPU architectures to compile the copy kernels for (PTX for the last)")
+set(STRIDED_NVCC_FLAGS "" CACHE STRING "Extra nvcc flags for the copy kernels")
+option(STRIDED_COMPRESS_KERNELS
+       "Compress the embedded fatbin for size (nvcc 12.8 or later; the driver inflates it)" ON)
+
+set(strided_kernel_sources)
+if(STRIDED_BUILD_KERNELS)
+  if(NOT STRIDED_NVCC)
+    message(FATAL_ERROR "STRIDED_BUILD_KERNELS is ON but nvcc was not found; "
+                        "put it on PATH, pass -DSTRIDED_NVCC=..., or turn the option OFF")
+  endif()
+  execute_process(COMMAND ${STRIDED_NVCC} --version OUTPUT_VARIABLE nvcc_text
+                  RESULT_VARIABLE nvcc_rc)
+  if(NOT nvcc_rc EQUAL 0 OR NOT nvcc_text MATCHES "release ([0-9]+)\\.([0-9]+)")
+    message(FATAL_ERROR "${STRIDED_NVCC} --version failed; is it nvcc?")
+  endif()
+  set(nvcc_version "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+
+  set(gencode)
+  foreach(arch IN LISTS STRIDED_CUDA_ARCHITECTURES)
+    list(APPEND gencode -gencode "arch=compute_${arch},code=sm_${arch}")
+  endforeach()
+  list(GET STRIDED_CUDA_ARCHITECTURES -1 newest)
+  list(APPEND gencode -gencode "arch=compute_${newest},code=compute_${newest}")
+  set(nvcc_flags -fatbin -std=c++17 -O3 -lineinfo --threads 0)
+  # The smallest fatbin: about 0.3 MiB instead of 2.3 MiB.
+  if(STRIDED_COMPRESS_KERNELS AND nvcc_version VERSION_GREATER_EQUAL 12.8)
+    list(APPEND nvcc_flags --compress-mode=size)
+  endif()
+  separate_arguments(extra_flags UNIX_COMMAND "${STRIDED_NVCC_FLAGS}")
+
+  set(strided_fatbin ${CMAKE_CURRENT_BINARY_DIR}/strided_copy_kernels.fatbin)
+  set(strided_fatbin_c ${CMAKE_CURRENT_BINARY_DIR}/strided_copy_kernels.c)
+  add_custom_command(OUTPUT ${strided_fatbin}
+    COMMAND ${STRIDED_NVCC} ${nvcc_flags} ${gencode} ${extra_flags}
+            -I${PROJECT_SOURCE_DIR}/src
+            -o ${strided_fatbin} ${PROJECT_SOURCE_DIR}/src/cuda/copy_kernels.cu
+    DEPENDS ${PROJECT_SOURCE_DIR}/src/cuda/copy_kernels.cu
+            ${PROJECT_SOURCE_DIR}/src/cuda/copy_kernels.h
+    COMMENT "nvcc: CUDA copy kernels for ${STRIDED_CUDA_ARCHITECTURES}"
+    VERBATIM)
+  add_custom_command(OUTPUT ${strided_fatbin_c}
+    COMMAND ${CMAKE_COMMAND} -DINPUT=${strided_fatbin} -DOUTPUT=${strided_fatbin_c}
+            -DNAME=strided__copy_fatbin -DHEADER=cuda/copy_kernels.h
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed_binary.cmake
+    DEPENDS ${strided_fatbin} ${PROJECT_SOURCE_DIR}/cmake/embed_binary.cmake
+    COMMENT "Embedding the CUDA copy kernels"
+    VERBATIM)
+  set(strided_kernel_sources ${strided_fatbin_c})
+  set_source_files_properties(src/cuda/copy_cuda.c PROPERTIES
+    COMPILE_DEFINITIONS STRIDED_HAVE_KERNELS)
+  message(STATUS "strided: CUDA copy kernels: nvcc ${nvcc_version} (${STRIDED_NVCC}), "
+                 "sm ${STRIDED_CUDA_ARCHITECTURES} + PTX ${newest}")
+else()
+  message(STATUS "strided: CUDA copy kernels: not built (no nvcc, or "
+                 "STRIDED_BUILD_KERNELS=OFF); device copies will report STRIDED_ERR_UNSUPPORTED")
+endif()

@@ -1,0 +1,731 @@
+/*
+ * copy_cuda.c: running copy plans on a CUDA device (see copy_internal.h).
+ *
+ * The kernels (cuda/copy_kernels.cu) are compiled ahead of time into a
+ * fatbin that the build embeds in the library (strided__copy_fatbin). The
+ * first copy on a device loads it into that device's primary context with
+ * cuModuleLoadData and looks every kernel up with cuModuleGetFunction, once,
+ * under a lock; a failed load leaves nothing behind and is tried again by
+ * the next copy. A loaded module stays for the life of the process, like
+ * the primary context that holds it.
+ *
+ * A copy is one launch (or one cuMemcpyAsync). describe() turns the plan
+ * into the launch: the kernel, the units it moves and the axes in those
+ * units, innermost first; pack_args() writes them into the kernel's argument
+ * struct (cuda/copy_kernels.h), passed by value. Each kind has its kernel:
+ *   CONTIGUOUS  contiguous_W: W-byte vectors (W the alignment the two
+ *               addresses share, up to 16), bytes at both ends. When they
+ *               share less than 4 bytes of alignment and the copy is large,
+ *               cuMemcpyAsync instead (the driver copes with misalignment).
+ *   ROWS        rows_W: rows cut into chunks, W-byte units where every row
+ *               start, row length and row stride allows; rows shorter than
+ *               a block (256 units) go to gather_W instead.
+ *   TRANSPOSE   transpose_S (shared-memory tiles), transpose_Sp for 1- and
+ *               2-byte elements whose words are aligned (packed words).
+ *   BROADCAST   broadcast_Sx16 (16-byte words of copies) where the runs are
+ *               aligned, else broadcast_S; short runs go to gather_S.
+ *   GATHER      gather_U: one unit per thread and step, unravelled with
+ *               magic-number division.
+ * A plan whose kind's property does not hold (a hand-made plan, say), and
+ * every element size other than 1, 2, 4, 8 and 16 bytes (or elements less
+ * aligned than their size), goes to gather: elements are then split into
+ * words of the alignment they have, as one more axis.
+ *
+ * Index width: the 32-bit argument structs when every index and offset of
+ * the launch fits in int32, else the 64-bit ones; few axes (at most 8) use
+ * the small structs.
+ */
+#include "copy_internal.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "cuda/copy_kernels.h"
+#include "cuda/driver.h"
+
+#define OP "copy"
+
+#ifndef STRIDED_HAVE_KERNELS
+
+strided_status strided__copy_device_run(const strided_copy_plan *p,
+                                        uintptr_t dst, uintptr_t src,
+                                        void *stream, int device)
+{
+    (void)dst;
+    (void)src;
+    (void)stream;
+    (void)device;
+    assert(p != NULL);
+    if (p->volume == 0)
+        return STRIDED_OK;
+    return strided__fail(STRIDED_ERR_UNSUPPORTED, OP,
+                         "this libstrided was built without its CUDA kernels "
+                         "(no nvcc)");
+}
+
+#else
+
+/* Kernels are loaded for this many device ordinals. */
+#define MAX_DEVICES 128
+
+/* Blocks per multiprocessor a grid is given at most; the grid-stride loops
+ * do the rest. Two waves of the 8 blocks of 256 threads a multiprocessor
+ * holds. */
+#define BLOCKS_PER_SM 16
+
+/* A contiguous copy at least this large whose addresses share less than
+ * 4 bytes of alignment goes to cuMemcpyAsync. */
+#define MEMCPY_MIN_BYTES ((int64_t)1 << 20)
+
+/* The kernels, by index; see kernel_names. */
+enum {
+    K_CONTIGUOUS = 0,                      /* + unit */
+    K_ROWS = K_CONTIGUOUS + 5,             /* + unit */
+    K_BROADCAST = K_ROWS + 5,              /* + unit */
+    K_BROADCAST16 = K_BROADCAST + 5,       /* + unit (1..8 bytes) */
+    K_GATHER = K_BROADCAST16 + 4,          /* + 4 unit + 2 wide + many */
+    K_TRANSPOSE = K_GATHER + 20,           /* + 2 unit + wide */
+    K_TRANSPOSE_PACKED = K_TRANSPOSE + 10, /* + 2 unit (1, 2 bytes) + wide */
+    K_COUNT = K_TRANSPOSE_PACKED + 4,
+    K_MEMCPY = -1 /* not a kernel: cuMemcpyAsync */
+};
+
+/* "unit" above is log2 of the unit's bytes: 1, 2, 4, 8, 16 -> 0..4. */
+#define UNITS(prefix, suffix)                                                  \
+    prefix "1" suffix, prefix "2" suffix, prefix "4" suffix, prefix "8" suffix, \
+        prefix "16" suffix
+#define GATHER_VARIANTS(w)                                                     \
+    "strided_copy_gather_" w "_i32_d8", "strided_copy_gather_" w "_i32_d64",  \
+        "strided_copy_gather_" w "_i64_d8", "strided_copy_gather_" w "_i64_d64"
+#define WIDTHS(name) name "_i32", name "_i64"
+
+/* The names copy_kernels.cu gives its kernels. */
+static const char *const kernel_names[] = {
+    UNITS("strided_copy_contiguous_", ""),
+    UNITS("strided_copy_rows_", ""),
+    UNITS("strided_copy_broadcast_", ""),
+    "strided_copy_broadcast_1x16",
+    "strided_copy_broadcast_2x16",
+    "strided_copy_broadcast_4x16",
+    "strided_copy_broadcast_8x16",
+    GATHER_VARIANTS("1"),
+    GATHER_VARIANTS("2"),
+    GATHER_VARIANTS("4"),
+    GATHER_VARIANTS("8"),
+    GATHER_VARIANTS("16"),
+    WIDTHS("strided_copy_transpose_1"),
+    WIDTHS("strided_copy_transpose_2"),
+    WIDTHS("strided_copy_transpose_4"),
+    WIDTHS("strided_copy_transpose_8"),
+    WIDTHS("strided_copy_transpose_16"),
+    WIDTHS("strided_copy_transpose_1p"),
+    WIDTHS("strided_copy_transpose_2p"),
+};
+_Static_assert(sizeof kernel_names / sizeof kernel_names[0] == K_COUNT,
+               "one name per kernel");
+
+#undef UNITS
+#undef GATHER_VARIANTS
+#undef WIDTHS
+
+/* The argument struct a kernel takes. */
+typedef enum args_kind {
+    ARGS_SPAN,
+    ARGS32_8,
+    ARGS32_64,
+    ARGS64_8,
+    ARGS64_64
+} args_kind;
+
+typedef union args {
+    strided_copy_span span;
+    strided_copy_args32_8 a32_8;
+    strided_copy_args32_64 a32_64;
+    strided_copy_args64_8 a64_8;
+    strided_copy_args64_64 a64_64;
+} args;
+
+/* One axis of a launch: extent and strides, in units of each side. */
+typedef struct axis {
+    int64_t n, d, s;
+} axis;
+
+/* A launch, before its arguments are packed. The fields follow the
+ * argument structs (cuda/copy_kernels.h); work is what the grid is sized
+ * by: units (elementwise), vectors (contiguous), chunks or tiles, of which
+ * a block handles per_block at a time. */
+typedef struct launch {
+    int kernel;
+    args_kind kind;
+    bool tiles; /* blocks of (32, 8) threads, else (256) */
+    int64_t work, per_block;
+    uint64_t dst, src;
+    int64_t count, n_a, n_b, dst_a, dst_b, src_a, src_b, tiles_a, tiles_b;
+    int ndim;
+    axis ax[STRIDED_COPY_MANY_DIMS];
+} launch;
+
+/* The loaded kernels of one device. */
+typedef struct device_kernels {
+    CUmodule module;
+    CUfunction fn[K_COUNT];
+    int sm_count;
+} device_kernels;
+
+static device_kernels devices[MAX_DEVICES];
+static atomic_bool ready[MAX_DEVICES];
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- planning a launch (no driver calls) ---- */
+
+static int log2_of(int64_t pow2)
+{
+    int k = 0;
+    assert(pow2 > 0 && (pow2 & (pow2 - 1)) == 0);
+    while (((int64_t)1 << k) < pow2)
+        k++;
+    return k;
+}
+
+/* The largest power of two, at most 16, that divides x (16 for 0). */
+static int64_t alignment_of(uint64_t x)
+{
+    int64_t a = 1;
+    while (a < 16 && x % (uint64_t)(2 * a) == 0)
+        a *= 2;
+    return a;
+}
+
+static bool is_unit_size(int64_t bytes)
+{
+    return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 ||
+           bytes == 16;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* Multiply every stride of n axes by k; false on overflow. */
+static bool scale_strides(axis *ax, int n, int64_t k)
+{
+    for (int i = 0; i < n; i++)
+        if (strided__mul_overflow(ax[i].d, k, &ax[i].d) ||
+            strided__mul_overflow(ax[i].s, k, &ax[i].s))
+            return false;
+    return true;
+}
+
+/* The product of the extents of n axes and the farthest offset each side
+ * reaches (sum of |stride| * (extent - 1)); false on overflow. */
+static bool measure(const axis *ax, int n, int64_t *volume, int64_t *dst_reach,
+                    int64_t *src_reach)
+{
+    int64_t v = 1, rd = 0, rs = 0, t;
+
+    for (int i = 0; i < n; i++) {
+        int64_t d = ax[i].d < 0 ? -ax[i].d : ax[i].d;
+        int64_t s = ax[i].s < 0 ? -ax[i].s : ax[i].s;
+        if (ax[i].d == INT64_MIN || ax[i].s == INT64_MIN ||
+            strided__mul_overflow(v, ax[i].n, &v) ||
+            strided__mul_overflow(d, ax[i].n - 1, &t) ||
+            strided__add_overflow(rd, t, &rd) ||
+            strided__mul_overflow(s, ax[i].n - 1, &t) ||
+            strided__add_overflow(rs, t, &rs))
+            return false;
+    }
+    *volume = v;
+    *dst_reach = rd;
+    *src_reach = rs;
+    return true;
+}
+
+static strided_status too_large(void)
+{
+    return strided__fail(STRIDED_ERR_OVERFLOW, OP,
+                         "the copy's offsets do not fit in int64 bytes");
+}
+
+/* Does everything the kernel computes fit in int32? */
+static bool fits32(int64_t count, int64_t dst_reach, int64_t src_reach)
+{
+    return count <= INT32_MAX && dst_reach <= INT32_MAX &&
+           src_reach <= INT32_MAX;
+}
+
+/* Copy the batch axes into the launch. */
+static void set_axes(launch *l, const axis *ax, int n)
+{
+    assert(n <= STRIDED_COPY_MANY_DIMS);
+    l->ndim = n;
+    for (int i = 0; i < n; i++)
+        l->ax[i] = ax[i];
+}
+
+static strided_status contiguous(int64_t nbytes, uint64_t dst, uint64_t src,
+                                 launch *l)
+{
+    int64_t w = alignment_of(dst ^ src);
+
+    if (w < 4 && nbytes >= MEMCPY_MIN_BYTES) {
+        l->kernel = K_MEMCPY;
+        l->count = nbytes;
+        return STRIDED_OK;
+    }
+    l->kernel = K_CONTIGUOUS + log2_of(w);
+    l->kind = ARGS_SPAN;
+    l->count = nbytes;
+    l->work = ceil_div(nbytes, w);
+    l->per_block = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL;
+    return STRIDED_OK;
+}
+
+/* Element by element over n axes of unit-byte units (innermost first).
+ * Units less aligned than their size, or of another size than 1, 2, 4, 8
+ * or 16 bytes, are split into words of the alignment they have: one more
+ * axis, innermost, merged with the next where the elements are
+ * contiguous. Assumes: the axes are in units; n < STRIDED_COPY_MANY_DIMS. */
+static strided_status gather(axis *ax, int n, int64_t unit, uint64_t dst,
+                             uint64_t src, launch *l)
+{
+    int64_t w = alignment_of((uint64_t)unit | dst | src);
+    int64_t k = unit / w, count, dst_reach, src_reach;
+
+    assert(n < STRIDED_COPY_MANY_DIMS && unit % w == 0);
+    if (k > 1) {
+        if (!scale_strides(ax, n, k))
+            return too_large();
+        if (n > 0 && ax[0].d == k && ax[0].s == k) {
+            if (strided__mul_overflow(ax[0].n, k, &ax[0].n))
+                return too_large();
+            ax[0].d = ax[0].s = 1;
+        } else {
+            memmove(ax + 1, ax, (size_t)n * sizeof *ax);
+            ax[0] = (axis){k, 1, 1};
+            n++;
+        }
+    }
+    if (n == 0)
+        ax[n++] = (axis){1, 0, 0};
+    if (!measure(ax, n, &count, &dst_reach, &src_reach))
+        return too_large();
+    bool wide = !fits32(count, dst_reach, src_reach);
+    bool many = n > STRIDED_COPY_FEW_DIMS;
+    l->kernel = K_GATHER + 4 * log2_of(w) + 2 * wide + many;
+    l->kind = wide ? (many ? ARGS64_64 : ARGS64_8)
+                   : (many ? ARGS32_64 : ARGS32_8);
+    l->count = count;
+    l->work = count;
+    l->per_block = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL;
+    set_axes(l, ax, n);
+    return STRIDED_OK;
+}
+
+/* Rows of n_b units along b (strides dst_b, src_b) at the offsets of the
+ * batch axes, in chunks of a block's units. */
+static strided_status row_chunks(const axis *batch, int nbatch, int64_t n_b,
+                                 int64_t dst_b, int64_t src_b, int kernel,
+                                 launch *l)
+{
+    int64_t rows, dst_reach, src_reach;
+    int64_t chunk = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL;
+    int64_t chunks = ceil_div(n_b, chunk);
+
+    if (!measure(batch, nbatch, &rows, &dst_reach, &src_reach) ||
+        strided__mul_overflow(rows, chunks, &l->count))
+        return too_large();
+    l->kernel = kernel;
+    l->kind = ARGS64_64;
+    l->n_b = n_b;
+    l->dst_b = dst_b;
+    l->src_b = src_b;
+    l->tiles_b = chunks;
+    l->work = l->count;
+    l->per_block = 1;
+    set_axes(l, batch, nbatch);
+    return STRIDED_OK;
+}
+
+/* Rows contiguous on both sides. Assumes: n >= 1, ax[0] has strides 1. */
+static strided_status rows(axis *ax, int n, int64_t itemsize, uint64_t dst,
+                           uint64_t src, launch *l)
+{
+    uint64_t bits = dst | src;
+    int64_t row_bytes, w;
+
+    assert(n >= 1 && ax[0].d == 1 && ax[0].s == 1);
+    if (strided__mul_overflow(ax[0].n, itemsize, &row_bytes) ||
+        !scale_strides(ax + 1, n - 1, itemsize))
+        return too_large();
+    bits |= (uint64_t)row_bytes;
+    for (int i = 1; i < n; i++)
+        bits |= (uint64_t)ax[i].d | (uint64_t)ax[i].s;
+    w = alignment_of(bits);
+    ax[0].n = row_bytes / w;
+    for (int i = 1; i < n; i++) {
+        ax[i].d /= w;
+        ax[i].s /= w;
+    }
+    if (ax[0].n < STRIDED_COPY_THREADS)
+        return gather(ax, n, w, dst, src, l);
+    return row_chunks(ax + 1, n - 1, ax[0].n, 1, 1, K_ROWS + log2_of(w), l);
+}
+
+/* Runs filled with one source element each. Assumes: n >= 1, ax[0] has
+ * source stride 0. */
+static strided_status broadcast(axis *ax, int n, int64_t itemsize,
+                                uint64_t dst, uint64_t src, launch *l)
+{
+    int64_t row_bytes;
+
+    assert(n >= 1 && ax[0].s == 0);
+    if (!is_unit_size(itemsize) || dst % (uint64_t)itemsize != 0 ||
+        src % (uint64_t)itemsize != 0)
+        return gather(ax, n, itemsize, dst, src, l);
+    /* 16-byte words of 16 / itemsize copies, where every run starts on a
+     * 16-byte boundary and is a whole number of words. */
+    bool words = itemsize < 16 && ax[0].d == 1 && dst % 16 == 0 &&
+                 !strided__mul_overflow(ax[0].n, itemsize, &row_bytes) &&
+                 row_bytes % 16 == 0 &&
+                 row_bytes / 16 >= STRIDED_COPY_THREADS;
+    for (int i = 1; words && i < n; i++) {
+        int64_t b;
+        words = !strided__mul_overflow(ax[i].d, itemsize, &b) && b % 16 == 0;
+    }
+    if (words) {
+        for (int i = 1; i < n; i++)
+            ax[i].d = ax[i].d * itemsize / 16;
+        return row_chunks(ax + 1, n - 1, row_bytes / 16, 1, 0,
+                          K_BROADCAST16 + log2_of(itemsize), l);
+    }
+    if (ax[0].n < STRIDED_COPY_THREADS)
+        return gather(ax, n, itemsize, dst, src, l);
+    return row_chunks(ax + 1, n - 1, ax[0].n, ax[0].d, 0,
+                      K_BROADCAST + log2_of(itemsize), l);
+}
+
+/* Tiles over axis a (ax[ia], along which the source is contiguous) and
+ * b (ax[0]), batched over the others. Assumes: 1 <= ia < n. */
+static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize,
+                                uint64_t dst, uint64_t src, launch *l)
+{
+    axis batch[STRIDED_COPY_MANY_DIMS];
+    int nbatch = 0;
+    int64_t volume, dst_reach, src_reach, tiles;
+
+    assert(ia >= 1 && ia < n);
+    if (!is_unit_size(itemsize) || dst % (uint64_t)itemsize != 0 ||
+        src % (uint64_t)itemsize != 0)
+        return gather(ax, n, itemsize, dst, src, l);
+    const int64_t tile = itemsize == 1 ? 128 : itemsize <= 4 ? 64 : 32;
+    const axis a = ax[ia], b = ax[0];
+    for (int i = 1; i < n; i++)
+        if (i != ia)
+            batch[nbatch++] = ax[i];
+    /* Packed words: 4 / itemsize elements per aligned 32-bit word on both
+     * sides, everywhere in the tile. */
+    bool packed = itemsize < 4 && a.s == 1 && b.d == 1 && dst % 4 == 0 &&
+                  src % 4 == 0;
+    const int64_t per_word = 4 / itemsize;
+    packed = packed && b.s % per_word == 0 && a.d % per_word == 0;
+    for (int i = 0; packed && i < nbatch; i++)
+        packed = batch[i].d % per_word == 0 && batch[i].s % per_word == 0;
+    const int64_t tiles_a = ceil_div(a.n, tile), tiles_b = ceil_div(b.n, tile);
+    int64_t unused1, unused2;
+    if (!measure(ax, n, &volume, &dst_reach, &src_reach) ||
+        !measure(batch, nbatch, &tiles, &unused1, &unused2) ||
+        strided__mul_overflow(tiles, tiles_a, &tiles) ||
+        strided__mul_overflow(tiles, tiles_b, &tiles))
+        return too_large();
+    bool wide = !fits32(tiles, dst_reach, src_reach);
+    l->kernel = (packed ? K_TRANSPOSE_PACKED : K_TRANSPOSE) +
+                2 * log2_of(itemsize) + wide;
+    l->kind = wide ? ARGS64_64 : ARGS32_64;
+    l->tiles = true;
+    l->count = tiles;
+    l->n_a = a.n;
+    l->n_b = b.n;
+    l->dst_a = a.d;
+    l->dst_b = b.d;
+    l->src_a = a.s;
+    l->src_b = b.s;
+    l->tiles_a = tiles_a;
+    l->tiles_b = tiles_b;
+    l->work = tiles;
+    l->per_block = 1;
+    set_axes(l, batch, nbatch);
+    return STRIDED_OK;
+}
+
+/* The launch that runs plan p. The plan's axes of extent 1 are dropped; a
+ * plan whose kind's property does not hold on what is left runs as a
+ * gather. */
+static strided_status describe(const strided_copy_plan *p, uint64_t dst,
+                               uint64_t src, launch *l)
+{
+    axis ax[STRIDED_COPY_MANY_DIMS];
+    int n = 0, ia = -1;
+
+    memset(l, 0, offsetof(launch, ax));
+    l->dst = dst;
+    l->src = src;
+    assert(p->ndim >= 0 && p->ndim <= STRIDED_MAX_NDIM && p->itemsize > 0);
+    for (int k = p->ndim - 1; k >= 0; k--) {
+        if (p->shape[k] == 1)
+            continue;
+        /* A plan of positive volume has at most 62 axes of extent >= 2. */
+        assert(p->shape[k] > 1 && n < STRIDED_COPY_MANY_DIMS - 1);
+        if (k == p->src_unit_axis)
+            ia = n;
+        ax[n++] = (axis){p->shape[k], p->dst_strides[k], p->src_strides[k]};
+    }
+    switch (p->kernel) {
+    case STRIDED_COPY_CONTIGUOUS:
+        if (n == 0)
+            return contiguous(p->itemsize, dst, src, l);
+        if (n == 1 && ax[0].d == 1 && ax[0].s == 1) {
+            int64_t nbytes;
+            if (strided__mul_overflow(ax[0].n, p->itemsize, &nbytes))
+                return too_large();
+            return contiguous(nbytes, dst, src, l);
+        }
+        break;
+    case STRIDED_COPY_ROWS:
+        if (n >= 1 && ax[0].d == 1 && ax[0].s == 1)
+            return rows(ax, n, p->itemsize, dst, src, l);
+        break;
+    case STRIDED_COPY_TRANSPOSE:
+        if (ia >= 1)
+            return transpose(ax, n, ia, p->itemsize, dst, src, l);
+        break;
+    case STRIDED_COPY_BROADCAST:
+        if (n >= 1 && ax[0].s == 0)
+            return broadcast(ax, n, p->itemsize, dst, src, l);
+        break;
+    default:
+        break;
+    }
+    return gather(ax, n, p->itemsize, dst, src, l);
+}
+
+/* ---- arguments ---- */
+
+/* n / d by multiply-high (cuda/copy_kernels.h); d = 0: unused. */
+static strided_copy_div32 div32(int64_t d)
+{
+    strided_copy_div32 v = {0, 0, 0};
+    uint32_t s = 0;
+
+    assert(d >= 0 && d <= INT32_MAX);
+    if (d == 0)
+        return v;
+    while ((UINT64_C(1) << s) < (uint64_t)d)
+        s++;
+    v.d = (uint32_t)d;
+    v.s = s;
+    v.m = (uint32_t)(((UINT64_C(1) << 32) * ((UINT64_C(1) << s) - (uint64_t)d)) /
+                         (uint64_t)d +
+                     1);
+    return v;
+}
+
+__extension__ typedef unsigned __int128 u128;
+
+static strided_copy_div64 div64(int64_t d)
+{
+    strided_copy_div64 v = {0, 0, 0, 0};
+    uint32_t s = 0;
+
+    assert(d >= 0);
+    if (d == 0)
+        return v;
+    while ((UINT64_C(1) << s) < (uint64_t)d)
+        s++;
+    v.d = (uint64_t)d;
+    v.s = s;
+    v.m = (uint64_t)((((u128)1 << 64) * ((UINT64_C(1) << s) - (uint64_t)d)) /
+                         (u128)d +
+                     1);
+    return v;
+}
+
+/* Fill an argument struct from a launch. */
+#define DEFINE_PACK(name, Args, divide, I, S, capacity)                        \
+    static void name(const launch *l, Args *a)                                 \
+    {                                                                          \
+        assert(l->ndim <= (capacity));                                         \
+        a->dst = l->dst;                                                       \
+        a->src = l->src;                                                       \
+        a->count = (I)l->count;                                                \
+        a->n_a = (I)l->n_a;                                                    \
+        a->n_b = (I)l->n_b;                                                    \
+        a->dst_a = (S)l->dst_a;                                                \
+        a->dst_b = (S)l->dst_b;                                                \
+        a->src_a = (S)l->src_a;                                                \
+        a->src_b = (S)l->src_b;                                                \
+        a->tiles_a = divide(l->tiles_a);                                       \
+        a->tiles_b = divide(l->tiles_b);                                       \
+        a->ndim = l->ndim;                                                     \
+        for (int k = 0; k < l->ndim; k++) {                                    \
+            a->extent[k] = divide(l->ax[k].n);                                 \
+            a->dst_stride[k] = (S)l->ax[k].d;                                  \
+            a->src_stride[k] = (S)l->ax[k].s;                                  \
+        }                                                                      \
+    }
+
+DEFINE_PACK(pack32_8, strided_copy_args32_8, div32, uint32_t, int32_t,
+            STRIDED_COPY_FEW_DIMS)
+DEFINE_PACK(pack32_64, strided_copy_args32_64, div32, uint32_t, int32_t,
+            STRIDED_COPY_MANY_DIMS)
+DEFINE_PACK(pack64_8, strided_copy_args64_8, div64, uint64_t, int64_t,
+            STRIDED_COPY_FEW_DIMS)
+DEFINE_PACK(pack64_64, strided_copy_args64_64, div64, uint64_t, int64_t,
+            STRIDED_COPY_MANY_DIMS)
+
+#undef DEFINE_PACK
+
+static void pack_args(const launch *l, args *a)
+{
+    switch (l->kind) {
+    case ARGS_SPAN:
+        a->span.dst = l->dst;
+        a->span.src = l->src;
+        a->span.nbytes = (uint64_t)l->count;
+        break;
+    case ARGS32_8:
+        pack32_8(l, &a->a32_8);
+        break;
+    case ARGS32_64:
+        pack32_64(l, &a->a32_64);
+        break;
+    case ARGS64_8:
+        pack64_8(l, &a->a64_8);
+        break;
+    case ARGS64_64:
+        pack64_64(l, &a->a64_64);
+        break;
+    }
+}
+
+/* ---- the driver side ---- */
+
+/* Load the fatbin into the current context (device's primary context) and
+ * look every kernel up. On failure nothing stays loaded. */
+static strided_status load(const strided__driver *cu, int device,
+                           device_kernels *k)
+{
+    CUdevice dev;
+    CUmodule module = NULL;
+    int sms = 0;
+    strided_status status;
+
+    status = STRIDED_CUDA_CHECK(OP, cu->cuDeviceGet(&dev, device));
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(
+            OP, cu->cuDeviceGetAttribute(
+                    &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(
+            OP, cu->cuModuleLoadData(&module, strided__copy_fatbin));
+    if (status != STRIDED_OK)
+        return status;
+    for (int i = 0; i < K_COUNT; i++) {
+        status = STRIDED_CUDA_CHECK(
+            OP, cu->cuModuleGetFunction(&k->fn[i], module, kernel_names[i]));
+        if (status != STRIDED_OK) {
+            (void)cu->cuModuleUnload(module);
+            return status;
+        }
+    }
+    k->module = module;
+    k->sm_count = sms > 0 ? sms : 1;
+    return STRIDED_OK;
+}
+
+/* The kernels of device, loaded on first use. Assumes: device's primary
+ * context is current. */
+static strided_status kernels_of(const strided__driver *cu, int device,
+                                 const device_kernels **out)
+{
+    strided_status status = STRIDED_OK;
+
+    assert(device >= 0);
+    if (device >= MAX_DEVICES)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, OP,
+                             "device %d: the CUDA kernels load on devices 0 "
+                             "to %d only",
+                             device, MAX_DEVICES - 1);
+    if (!atomic_load_explicit(&ready[device], memory_order_acquire)) {
+        pthread_mutex_lock(&load_lock);
+        if (!atomic_load_explicit(&ready[device], memory_order_relaxed)) {
+            status = load(cu, device, &devices[device]);
+            if (status == STRIDED_OK)
+                atomic_store_explicit(&ready[device], true,
+                                      memory_order_release);
+        }
+        pthread_mutex_unlock(&load_lock);
+    }
+    if (status == STRIDED_OK)
+        *out = &devices[device];
+    return status;
+}
+
+static strided_status run(const strided__driver *cu, const device_kernels *k,
+                          const launch *l, void *stream)
+{
+    args a;
+    void *params[1] = {&a};
+    int64_t blocks, most = (int64_t)k->sm_count * BLOCKS_PER_SM;
+
+    if (l->kernel == K_MEMCPY)
+        return STRIDED_CUDA_CHECK(
+            OP, cu->cuMemcpyAsync((CUdeviceptr)l->dst, (CUdeviceptr)l->src,
+                                  (size_t)l->count, (CUstream)stream));
+    assert(l->kernel >= 0 && l->kernel < K_COUNT && l->per_block > 0);
+    pack_args(l, &a);
+    blocks = ceil_div(l->work, l->per_block);
+    if (blocks > most)
+        blocks = most;
+    if (blocks < 1)
+        blocks = 1;
+    return STRIDED_CUDA_CHECK(
+        OP, cu->cuLaunchKernel(k->fn[l->kernel], (unsigned int)blocks, 1, 1,
+                               l->tiles ? 32 : STRIDED_COPY_THREADS,
+                               l->tiles ? STRIDED_COPY_THREADS / 32 : 1, 1, 0,
+                               (CUstream)stream, params, NULL));
+}
+
+strided_status strided__copy_device_run(const strided_copy_plan *p,
+                                        uintptr_t dst, uintptr_t src,
+                                        void *stream, int device)
+{
+    const strided__driver *cu;
+    const device_kernels *k = NULL;
+    strided__context_scope scope;
+    launch l;
+    strided_status status;
+
+    assert(p != NULL);
+    if (p->volume == 0)
+        return STRIDED_OK;
+    status = describe(p, (uint64_t)dst, (uint64_t)src, &l);
+    if (status != STRIDED_OK)
+        return status;
+    status = strided__cuda(OP, &cu);
+    if (status != STRIDED_OK)
+        return status;
+    status = strided__context_enter(OP, cu, device, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    status = kernels_of(cu, device, &k);
+    if (status == STRIDED_OK)
+        status = run(cu, k, &l, stream);
+    strided__context_leave(cu, &scope);
+    return status;
+}
+
+#endif

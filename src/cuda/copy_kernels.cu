@@ -1,0 +1,509 @@
+/*
+ * copy_kernels.cu: the CUDA kernels of strided copies.
+ *
+ * Compiled ahead of time by nvcc into a fatbin that the library embeds and
+ * loads through the driver (copy_cuda.c, which also says which plan goes to
+ * which kernel). Every kernel takes one argument struct of copy_kernels.h
+ * by value and has a C name, for cuModuleGetFunction:
+ *
+ *   contiguous_W          one run of bytes: W-byte vectors (W = 1..16),
+ *                         single bytes before the first aligned vector and
+ *                         after the last
+ *   rows_W                rows of W-byte units (the host picks W so that
+ *                         every row start, length and pitch is aligned), cut
+ *                         into chunks of 1024 units: a chunk is unravelled
+ *                         once, its units cost no division
+ *   broadcast_S           the same chunks, each filled from one source
+ *                         element, read once per chunk
+ *   broadcast_Sx16        ... stored as 16-byte words of 16/S copies
+ *   gather_W_iN_dM        anything: one unit per thread and step, its
+ *                         offsets unravelled over every axis with magic-
+ *                         number division (N: 32- or 64-bit indices; M: 8 or
+ *                         64 axes at most - with 8 the unravel loop is
+ *                         unrolled and reads its arguments at constant
+ *                         offsets)
+ *   transpose_S_iN        shared-memory tiles of TILE x TILE elements (128
+ *                         for 1-byte, 64 for 2- and 4-byte, 32 for 8- and
+ *                         16-byte elements, padded by one against bank
+ *                         conflicts), read along the source's contiguous
+ *                         axis a and written along the destination's b,
+ *                         batched over the other axes
+ *   transpose_Sp_iN       1- and 2-byte elements as 32-bit words: each
+ *                         thread transposes 4x4 bytes or 2x2 halfwords in
+ *                         registers with __byte_perm, and the word tile in
+ *                         shared memory is XOR swizzled (no bank conflicts,
+ *                         no padding); edge tiles take the element path
+ *
+ * Every kernel is a grid-stride loop, so any grid size is correct; the host
+ * sizes grids by the device's multiprocessor count. Nothing is read or
+ * written outside the elements the plan names: every access is behind a
+ * bounds test, and vector accesses are used only where the host proved them
+ * aligned and whole. Source strides may be negative or zero. Offsets are
+ * added to typed pointers, so that they scale to bytes in 64 bits.
+ */
+#include <stdint.h>
+
+#include "cuda/copy_kernels.h"
+
+namespace {
+
+constexpr int THREADS = STRIDED_COPY_THREADS;
+constexpr int UNROLL = STRIDED_COPY_UNROLL;
+constexpr int TILE_ROWS = THREADS / 32; /* threadIdx.y of tile kernels */
+
+/* The unit of a given size: a plain integer or vector type of that size and
+ * alignment, so that a unit moves in one load and one store. */
+template <int N> struct unit_of;
+template <> struct unit_of<1> { typedef uint8_t type; };
+template <> struct unit_of<2> { typedef uint16_t type; };
+template <> struct unit_of<4> { typedef uint32_t type; };
+template <> struct unit_of<8> { typedef uint64_t type; };
+template <> struct unit_of<16> { typedef uint4 type; };
+
+__device__ __forceinline__ uint32_t quotient(const strided_copy_div32 &d,
+                                             uint32_t n)
+{
+    return (__umulhi(n, d.m) + n) >> d.s;
+}
+
+__device__ __forceinline__ uint64_t quotient(const strided_copy_div64 &d,
+                                             uint64_t n)
+{
+    return (__umul64hi(n, d.m) + n) >> d.s;
+}
+
+/* The index and signed offset types of an argument struct, and how many
+ * axes it holds. */
+template <class Args> struct traits {
+    typedef decltype(Args::count) index;
+    typedef decltype(Args::dst_a) offset;
+    static constexpr int dims =
+        sizeof(Args::dst_stride) / sizeof(Args::dst_stride[0]);
+};
+
+/* One step of unravel: the remainder of i by axis k goes into the offsets,
+ * the quotient is what is left of i. */
+template <class Args>
+__device__ __forceinline__ void unravel_axis(const Args &a, int k,
+                                             typename traits<Args>::index &i,
+                                             typename traits<Args>::offset &d,
+                                             typename traits<Args>::offset &s)
+{
+    typedef typename traits<Args>::index I;
+    typedef typename traits<Args>::offset S;
+    const I q = quotient(a.extent[k], i);
+    const I r = i - q * (I)a.extent[k].d;
+    d += (S)r * a.dst_stride[k];
+    s += (S)r * a.src_stride[k];
+    i = q;
+}
+
+/* The destination and source offsets of index i over the axes of a
+ * (innermost first). Assumes: i < the volume of the axes. With few axes the
+ * loop is unrolled, so that every argument is read at a constant offset;
+ * with many it is not (the code would be 64 copies long): the arguments are
+ * then read at computed offsets, still straight from the parameter space. */
+template <class Args>
+__device__ __forceinline__ void
+unravel(const Args &a, typename traits<Args>::index i,
+        typename traits<Args>::offset &dst, typename traits<Args>::offset &src)
+{
+    typedef typename traits<Args>::offset S;
+    S d = 0, s = 0;
+
+    if (a.ndim > 0) {
+        const int last = a.ndim - 1;
+        if constexpr (traits<Args>::dims <= STRIDED_COPY_FEW_DIMS) {
+#pragma unroll
+            for (int k = 0; k < traits<Args>::dims - 1; k++)
+                if (k < last)
+                    unravel_axis(a, k, i, d, s);
+        } else {
+#pragma unroll 1
+            for (int k = 0; k < last; k++)
+                unravel_axis(a, k, i, d, s);
+        }
+        d += (S)i * a.dst_stride[last];
+        s += (S)i * a.src_stride[last];
+    }
+    dst = d;
+    src = s;
+}
+
+/* What a destination unit is made of, given the source unit. */
+struct same {
+    template <class U> __device__ __forceinline__ U operator()(U v) const
+    {
+        return v;
+    }
+};
+
+/* A word W filled with copies of the element T. */
+template <class W> struct splat {
+    template <class T> __device__ __forceinline__ W operator()(T v) const
+    {
+        static_assert(sizeof(W) % sizeof(T) == 0, "T must divide W");
+        union {
+            T e[sizeof(W) / sizeof(T)];
+            W w;
+        } u;
+#pragma unroll
+        for (int j = 0; j < (int)(sizeof(W) / sizeof(T)); j++)
+            u.e[j] = v;
+        return u.w;
+    }
+};
+
+/* dst[unit i] = make(src[unit i]) for every i < a.count: UNROLL units per
+ * thread per step, all loads issued before the stores. */
+template <class D, class Src, class Args, class Make>
+__device__ __forceinline__ void elementwise(const Args &a, Make make)
+{
+    typedef typename traits<Args>::index I;
+    typedef typename traits<Args>::offset S;
+    D *dst = reinterpret_cast<D *>(a.dst);
+    const Src *src = reinterpret_cast<const Src *>(a.src);
+    const I step = (I)gridDim.x * THREADS * UNROLL;
+
+    for (I base = (I)blockIdx.x * THREADS * UNROLL + threadIdx.x;
+         base < a.count; base += step) {
+        Src v[UNROLL];
+        S to[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            I i = base + (I)u * THREADS;
+            if (i < a.count) {
+                S from;
+                unravel(a, i, to[u], from);
+                v[u] = __ldg(&src[from]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            I i = base + (I)u * THREADS;
+            if (i < a.count)
+                dst[to[u]] = make(v[u]);
+        }
+    }
+}
+
+/* Rows of n_b units along axis b (strides dst_b, src_b; the batch axes
+ * of a say where each row starts), cut into chunks of THREADS * UNROLL
+ * units: tiles_b chunks to a row, count chunks in all. A chunk is unravelled
+ * once, so a unit costs no division. With FILL (a broadcast: src_b = 0)
+ * the row's one source unit is read once per chunk. */
+template <class D, class Src, bool FILL, class Args, class Make>
+__device__ __forceinline__ void rows(const Args &a, Make make)
+{
+    typedef typename traits<Args>::index I;
+    typedef typename traits<Args>::offset S;
+
+    for (I c = blockIdx.x; c < a.count; c += gridDim.x) {
+        const I row = quotient(a.tiles_b, c);
+        const I j0 = (c - row * (I)a.tiles_b.d) * (THREADS * UNROLL) +
+                     threadIdx.x;
+        S to, from;
+        unravel(a, row, to, from);
+        D *dst = reinterpret_cast<D *>(a.dst) + to;
+        const Src *src = reinterpret_cast<const Src *>(a.src) + from;
+        if constexpr (FILL) {
+            const D v = make(__ldg(src));
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                const I j = j0 + (I)u * THREADS;
+                if (j < a.n_b)
+                    dst[(S)j * a.dst_b] = v;
+            }
+        } else {
+            Src v[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                const I j = j0 + (I)u * THREADS;
+                if (j < a.n_b)
+                    v[u] = __ldg(&src[(S)j * a.src_b]);
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                const I j = j0 + (I)u * THREADS;
+                if (j < a.n_b)
+                    dst[(S)j * a.dst_b] = make(v[u]);
+            }
+        }
+    }
+}
+
+/* One contiguous run: bytes up to the first W-aligned destination byte,
+ * then W-byte vectors, then the remaining bytes. Assumes: dst and src are
+ * congruent modulo W (the host picks W so). */
+template <class W>
+__device__ __forceinline__ void contiguous(const strided_copy_span &a)
+{
+    const uint64_t w = sizeof(W);
+    uint8_t *d8 = reinterpret_cast<uint8_t *>(a.dst);
+    const uint8_t *s8 = reinterpret_cast<const uint8_t *>(a.src);
+    uint64_t head = (w - a.dst % w) % w;
+    if (head > a.nbytes)
+        head = a.nbytes;
+    const uint64_t n = (a.nbytes - head) / w;
+    const uint64_t tail = head + n * w;
+
+    if (blockIdx.x == 0 && threadIdx.x < head)
+        d8[threadIdx.x] = s8[threadIdx.x];
+    if (blockIdx.x == 0 && tail + threadIdx.x < a.nbytes)
+        d8[tail + threadIdx.x] = s8[tail + threadIdx.x];
+
+    W *dst = reinterpret_cast<W *>(d8 + head);
+    const W *src = reinterpret_cast<const W *>(s8 + head);
+    const uint64_t step = (uint64_t)gridDim.x * THREADS * UNROLL;
+    for (uint64_t base = (uint64_t)blockIdx.x * THREADS * UNROLL + threadIdx.x;
+         base < n; base += step) {
+        W v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (base + u * THREADS < n)
+                v[u] = __ldg(&src[base + u * THREADS]);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (base + u * THREADS < n)
+                dst[base + u * THREADS] = v[u];
+    }
+}
+
+/* The tile edge for elements of N bytes. */
+template <int N> struct tile_of {
+    static constexpr int value = N == 1 ? 128 : N <= 4 ? 64 : 32;
+};
+
+/* Where tile t lies: its first indices along a and b, and the offsets of
+ * its batch. */
+template <class Args> struct tile_at {
+    typename traits<Args>::index a0, b0;
+    typename traits<Args>::offset dst, src;
+};
+
+template <int TILE, class Args>
+__device__ __forceinline__ tile_at<Args> locate(const Args &a,
+                                                typename traits<Args>::index t)
+{
+    typedef typename traits<Args>::index I;
+    tile_at<Args> at;
+    I rest = quotient(a.tiles_b, t);
+    I batch = quotient(a.tiles_a, rest);
+    at.b0 = (t - rest * (I)a.tiles_b.d) * TILE;
+    at.a0 = (rest - batch * (I)a.tiles_a.d) * TILE;
+    unravel(a, batch, at.dst, at.src);
+    return at;
+}
+
+/* Copy one tile element by element through shared memory: read along a
+ * (coalesced when the source is contiguous along a), write along b. The
+ * tile is padded by one element per row against bank conflicts. Bounds are
+ * tested per element, so edge tiles are correct. */
+template <class T, int TILE, class Args>
+__device__ __forceinline__ void tile_elements(const Args &a,
+                                              const tile_at<Args> &at, T *sm)
+{
+    typedef typename traits<Args>::index I;
+    typedef typename traits<Args>::offset S;
+    T *dst = reinterpret_cast<T *>(a.dst) + at.dst;
+    const T *src = reinterpret_cast<const T *>(a.src) + at.src;
+
+#pragma unroll 4
+    for (int y = 0; y < TILE / TILE_ROWS; y++) {
+        const int j = threadIdx.y + y * TILE_ROWS; /* along b */
+        const I ib = at.b0 + j;
+#pragma unroll
+        for (int x = 0; x < TILE / 32; x++) {
+            const int c = threadIdx.x + x * 32; /* along a */
+            const I ia = at.a0 + c;
+            if (ia < a.n_a && ib < a.n_b)
+                sm[j * (TILE + 1) + c] =
+                    __ldg(&src[(S)ia * a.src_a + (S)ib * a.src_b]);
+        }
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (int y = 0; y < TILE / TILE_ROWS; y++) {
+        const int j = threadIdx.y + y * TILE_ROWS; /* along a */
+        const I ia = at.a0 + j;
+#pragma unroll
+        for (int x = 0; x < TILE / 32; x++) {
+            const int c = threadIdx.x + x * 32; /* along b */
+            const I ib = at.b0 + c;
+            if (ia < a.n_a && ib < a.n_b)
+                dst[(S)ia * a.dst_a + (S)ib * a.dst_b] =
+                    sm[c * (TILE + 1) + j];
+        }
+    }
+    __syncthreads();
+}
+
+/* Transpose P words of P elements each (P = 2: halfwords, P = 4: bytes):
+ * w[k] holds elements (a + 0..P-1, b + k); p[j] gets (a + j, b + 0..P-1). */
+__device__ __forceinline__ void transpose_words(const uint32_t (&w)[2],
+                                                uint32_t (&p)[2])
+{
+    p[0] = __byte_perm(w[0], w[1], 0x5410);
+    p[1] = __byte_perm(w[0], w[1], 0x7632);
+}
+
+__device__ __forceinline__ void transpose_words(const uint32_t (&w)[4],
+                                                uint32_t (&p)[4])
+{
+    const uint32_t t0 = __byte_perm(w[0], w[1], 0x5140);
+    const uint32_t t1 = __byte_perm(w[0], w[1], 0x7362);
+    const uint32_t t2 = __byte_perm(w[2], w[3], 0x5140);
+    const uint32_t t3 = __byte_perm(w[2], w[3], 0x7362);
+    p[0] = __byte_perm(t0, t2, 0x5410);
+    p[1] = __byte_perm(t0, t2, 0x7632);
+    p[2] = __byte_perm(t1, t3, 0x5410);
+    p[3] = __byte_perm(t1, t3, 0x7632);
+}
+
+/* Copy one full tile of 32P x 32P elements of 4/P bytes as 32-bit words.
+ * Thread x reads word x of P consecutive source rows (b), transposes the
+ * P x P block in registers and stores P words of destination rows (a) into
+ * the word tile sm[32P][32]; word column g of row r is kept at column
+ * g ^ (r / P % 32), so that both the stores here (rows P x + j, one column)
+ * and the loads below (one row, columns x) fall in 32 distinct banks.
+ * Assumes: the whole tile lies inside the extents; src_a = dst_b = 1; the
+ * batch offsets, src_b, dst_a and both base addresses are multiples of P
+ * elements (the host checks all of it), so every word is aligned. */
+template <int P, class Args>
+__device__ __forceinline__ void tile_words(const Args &a,
+                                           const tile_at<Args> &at,
+                                           uint32_t *sm)
+{
+    typedef typename traits<Args>::offset S;
+    typedef typename unit_of<4 / P>::type T;
+    /* Element pointers, so that offsets scale to bytes in 64 bits. */
+    const T *src = reinterpret_cast<const T *>(a.src) + at.src + at.a0;
+    T *dst = reinterpret_cast<T *>(a.dst) + at.dst + at.b0;
+    const int x = threadIdx.x;
+
+#pragma unroll
+    for (int y = 0; y < 32 / TILE_ROWS; y++) {
+        const int g = threadIdx.y + y * TILE_ROWS; /* rows b = P g + k */
+        uint32_t w[P], p[P];
+#pragma unroll
+        for (int k = 0; k < P; k++) {
+            const S e = (S)(P * x) + ((S)at.b0 + P * g + k) * a.src_b;
+            w[k] = __ldg(reinterpret_cast<const uint32_t *>(src + e));
+        }
+        transpose_words(w, p);
+#pragma unroll
+        for (int j = 0; j < P; j++)
+            sm[(P * x + j) * 32 + (g ^ x)] = p[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int y = 0; y < 32 * P / TILE_ROWS; y++) {
+        const int r = threadIdx.y + y * TILE_ROWS; /* row a0 + r */
+        const S e = ((S)at.a0 + r) * a.dst_a + (S)(P * x);
+        *reinterpret_cast<uint32_t *>(dst + e) =
+            sm[r * 32 + (x ^ (r / P % 32))];
+    }
+    __syncthreads();
+}
+
+/* Every tile of the launch, TILE x TILE elements of T; with PACKED (1- and
+ * 2-byte elements whose alignment the host checked), full tiles go through
+ * tile_words and edge tiles through tile_elements. */
+template <class T, bool PACKED, class Args>
+__device__ __forceinline__ void transpose(const Args &a)
+{
+    typedef typename traits<Args>::index I;
+    constexpr int TILE = tile_of<sizeof(T)>::value;
+    constexpr int ELEMENT_WORDS =
+        (TILE * (TILE + 1) * (int)sizeof(T) + 3) / 4;
+    constexpr int PACKED_WORDS = PACKED ? TILE * 32 : 0;
+    constexpr int WORDS =
+        ELEMENT_WORDS > PACKED_WORDS ? ELEMENT_WORDS : PACKED_WORDS;
+    static_assert(!PACKED || TILE == 32 * (4 / sizeof(T)),
+                  "a packed tile is 32 words wide");
+    __shared__ uint4 smem[(WORDS + 3) / 4];
+
+    for (I t = blockIdx.x; t < a.count; t += gridDim.x) {
+        const tile_at<Args> at = locate<TILE>(a, t);
+        if constexpr (PACKED) {
+            if (at.a0 + TILE <= a.n_a && at.b0 + TILE <= a.n_b) {
+                tile_words<4 / sizeof(T)>(a, at,
+                                          reinterpret_cast<uint32_t *>(smem));
+                continue;
+            }
+        }
+        tile_elements<T, TILE>(a, at, reinterpret_cast<T *>(smem));
+    }
+}
+
+} // namespace
+
+#define KERNEL(name, Args)                                                     \
+    extern "C" __global__ void __launch_bounds__(THREADS)                      \
+        strided_copy_##name(const Args a)
+
+#define CONTIGUOUS(w)                                                          \
+    KERNEL(contiguous_##w, strided_copy_span)                                  \
+    {                                                                          \
+        contiguous<unit_of<w>::type>(a);                                       \
+    }
+
+#define ROWS(w)                                                                \
+    KERNEL(rows_##w, strided_copy_args64_64)                                   \
+    {                                                                          \
+        typedef unit_of<w>::type U;                                            \
+        rows<U, U, false>(a, same());                                          \
+    }
+
+#define BROADCAST(s)                                                           \
+    KERNEL(broadcast_##s, strided_copy_args64_64)                              \
+    {                                                                          \
+        typedef unit_of<s>::type U;                                            \
+        rows<U, U, true>(a, same());                                           \
+    }
+
+#define BROADCAST16(s)                                                         \
+    KERNEL(broadcast_##s##x16, strided_copy_args64_64)                         \
+    {                                                                          \
+        rows<uint4, unit_of<s>::type, true>(a, splat<uint4>());                \
+    }
+
+#define GATHER(w, variant, Args)                                               \
+    KERNEL(gather_##w##_##variant, Args)                                       \
+    {                                                                          \
+        typedef unit_of<w>::type U;                                            \
+        elementwise<U, U>(a, same());                                          \
+    }
+
+#define TRANSPOSE(s, packed, name)                                             \
+    KERNEL(name##_i32, strided_copy_args32_64)                                 \
+    {                                                                          \
+        transpose<unit_of<s>::type, packed>(a);                                \
+    }                                                                          \
+    KERNEL(name##_i64, strided_copy_args64_64)                                 \
+    {                                                                          \
+        transpose<unit_of<s>::type, packed>(a);                                \
+    }
+
+#define FOR_UNITS(M) M(1) M(2) M(4) M(8) M(16)
+
+/* gather_W_<index>_<axes> for every unit and argument struct. */
+#define GATHERS(w)                                                             \
+    GATHER(w, i32_d8, strided_copy_args32_8)                                   \
+    GATHER(w, i32_d64, strided_copy_args32_64)                                 \
+    GATHER(w, i64_d8, strided_copy_args64_8)                                   \
+    GATHER(w, i64_d64, strided_copy_args64_64)
+
+#define TRANSPOSES(s) TRANSPOSE(s, false, transpose_##s)
+
+FOR_UNITS(CONTIGUOUS)
+FOR_UNITS(ROWS)
+FOR_UNITS(BROADCAST)
+BROADCAST16(1)
+BROADCAST16(2)
+BROADCAST16(4)
+BROADCAST16(8)
+FOR_UNITS(GATHERS)
+FOR_UNITS(TRANSPOSES)
+TRANSPOSE(1, true, transpose_1p)
+TRANSPOSE(2, true, transpose_2p)

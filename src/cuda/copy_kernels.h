@@ -1,0 +1,130 @@
+/*
+ * cuda/copy_kernels.h: the arguments of the CUDA copy kernels (internal).
+ *
+ * copy_kernels.cu (compiled by nvcc into the embedded fatbin) and
+ * copy_cuda.c (which launches it through the driver) both include this
+ * header, so the two sides agree on every byte a launch passes. It is plain
+ * C; nvcc reads it as C++.
+ *
+ * Every kernel takes one struct by value. Kernel parameters of up to 4 KiB
+ * work with every driver and GPU, so a launch needs no upload to device
+ * memory and no __constant__ symbol: the arguments travel in the launch
+ * itself. The largest struct (64-bit indices, 64 axes) is about 2.6 KiB;
+ * plans with at most STRIDED_COPY_FEW_DIMS axes use a struct of a few hundred
+ * bytes, which keeps the launch itself small.
+ *
+ * Units. A kernel moves units of 1, 2, 4, 8 or 16 bytes: elements, or words
+ * of several elements (vectorised rows and fills). Offsets and strides in
+ * the structs count units of the side they belong to, so a kernel never
+ * multiplies by an itemsize. Axes are listed innermost first.
+ *
+ * Indices. When every index and offset of a launch fits in int32 the 32-bit
+ * structs are used (strided_copy_args32_*): cheaper arithmetic, and division
+ * by a multiply-high with a magic number (strided_copy_div32). Otherwise the
+ * 64-bit ones, with 64-bit magic numbers.
+ *
+ * Ownership: plain values; nothing is allocated.
+ */
+#ifndef STRIDED_COPY_KERNELS_H
+#define STRIDED_COPY_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most axes a struct of the small kind holds, and of the large kind.
+ * A plan has at most 63 axes of extent > 1 (its volume is below 2^63), plus
+ * possibly one axis that splits an element into words: 64. */
+#define STRIDED_COPY_FEW_DIMS 8
+#define STRIDED_COPY_MANY_DIMS 64
+
+/* Threads per block of every kernel: elementwise kernels use
+ * (STRIDED_COPY_THREADS, 1, 1), tile kernels (32, STRIDED_COPY_THREADS/32,
+ * 1). */
+#define STRIDED_COPY_THREADS 256
+
+/* Consecutive units each thread of an elementwise kernel handles per step of
+ * its grid-stride loop (all loads first, then all stores). */
+#define STRIDED_COPY_UNROLL 4
+
+/* n / d as (umulhi(n, m) + n) >> s (Granlund and Montgomery; PyTorch's
+ * IntDivider does the same). s = ceil(log2 d) and
+ * m = floor(2^32 (2^s - d) / d) + 1 (2^64 for the 64-bit kind). Exact for
+ * n < 2^31 and 1 <= d <= 2^31 (n < 2^63, d <= 2^63): the sum then never
+ * overflows. */
+typedef struct strided_copy_div32 {
+    uint32_t d, m, s;
+} strided_copy_div32;
+
+typedef struct strided_copy_div64 {
+    uint64_t d, m;
+    uint32_t s, unused;
+} strided_copy_div64;
+
+/* A contiguous copy of nbytes bytes (dst and src are byte addresses). */
+typedef struct strided_copy_span {
+    uint64_t dst, src, nbytes;
+} strided_copy_span;
+
+/* The arguments of the gather, rows, broadcast and transpose kernels. The
+ * ndim axes (extent, dst_stride, src_stride; innermost first) are all the
+ * axes for gather, and the batch axes - where each row or tile starts - for
+ * the others.
+ *
+ * gather copies count units: unit index i is unravelled over the axes into
+ * a destination and a source offset.
+ *
+ * rows and broadcast copy rows of n_b units along axis b (strides dst_b,
+ * src_b), one row per index of the batch axes, in chunks of
+ * STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL units: tiles_b chunks to a
+ * row, count chunks in all; chunk c is (c % tiles_b, row c / tiles_b).
+ *
+ * transpose copies tiles of the two axes a and b (extents n_a, n_b; strides
+ * dst_a, dst_b, src_a, src_b), where the source is contiguous along a and
+ * the destination along b. count is the number of tiles, tiles_b * tiles_a
+ * * the volume of the batch axes, and tile t is
+ * (t % tiles_b, t / tiles_b % tiles_a, batch t / tiles_b / tiles_a). */
+#define STRIDED_COPY_ARGS(name, div, uindex, sindex, dims)                     \
+    typedef struct name {                                                      \
+        uint64_t dst, src;                                                     \
+        uindex count;                                                          \
+        uindex n_a, n_b;                                                       \
+        sindex dst_a, dst_b, src_a, src_b;                                     \
+        div tiles_a, tiles_b;                                                  \
+        int32_t ndim;                                                          \
+        div extent[dims];                                                      \
+        sindex dst_stride[dims];                                               \
+        sindex src_stride[dims];                                               \
+    } name
+
+STRIDED_COPY_ARGS(strided_copy_args32_8, strided_copy_div32, uint32_t,
+                  int32_t, STRIDED_COPY_FEW_DIMS);
+STRIDED_COPY_ARGS(strided_copy_args32_64, strided_copy_div32, uint32_t,
+                  int32_t, STRIDED_COPY_MANY_DIMS);
+STRIDED_COPY_ARGS(strided_copy_args64_8, strided_copy_div64, uint64_t,
+                  int64_t, STRIDED_COPY_FEW_DIMS);
+STRIDED_COPY_ARGS(strided_copy_args64_64, strided_copy_div64, uint64_t,
+                  int64_t, STRIDED_COPY_MANY_DIMS);
+
+#undef STRIDED_COPY_ARGS
+
+#ifdef __cplusplus
+static_assert(sizeof(strided_copy_args64_64) <= 4096,
+              "kernel arguments must fit the 4 KiB every driver accepts");
+#else
+_Static_assert(sizeof(strided_copy_args64_64) <= 4096,
+               "kernel arguments must fit the 4 KiB every driver accepts");
+#endif
+
+/* The embedded fatbin (generated from copy_kernels.cu at build time). */
+extern const unsigned char strided__copy_fatbin[];
+extern const size_t strided__copy_fatbin_size;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

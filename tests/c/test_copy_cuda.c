@@ -1,0 +1,530 @@
+/*
+ * test_copy_cuda.c: strided__copy_device_run (src/cuda/copy_cuda.c) against
+ * the fake CUDA driver (DRIVER_FAKE) or with no driver (DRIVER_NONE), in a
+ * library built with its CUDA kernels (STRIDED_HAVE_KERNELS) or without.
+ *
+ * The fake runs no kernel: these tests check what is launched - which
+ * kernel for which plan, on which device, stream and grid - and how driver
+ * failures are reported and cleaned up. tests/gpu/test_gpu_copy.c checks
+ * what the kernels write.
+ *
+ * The library keeps a device's kernels loaded for the life of the process,
+ * so the tests that count loads use devices no earlier test touched.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+
+#include "test_copy.h"
+#include "test_cuda.h"
+#include "test_util.h"
+
+#include "copy_internal.h"
+#include "cuda/cuda_api.h"
+
+#define STREAM_A ((void *)0x1000)
+#define DST ((uintptr_t)0x7f0000100000) /* fake device addresses */
+#define SRC ((uintptr_t)0x7f0000900000)
+
+/* 1000 contiguous floats. */
+static strided_copy_plan contiguous_plan(void)
+{
+    return PLAN(STRIDED_COPY_CONTIGUOUS, 4, (1000), (1), (1), -1);
+}
+
+#if defined(DRIVER_NONE)
+
+static void test_device_copies_need_a_driver(void **state)
+{
+    (void)state;
+    strided_copy_plan p = contiguous_plan();
+#if defined(STRIDED_HAVE_KERNELS)
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
+                 STRIDED_ERR_NO_CUDA_DRIVER, "copy", "no CUDA driver");
+#else
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
+                 STRIDED_ERR_UNSUPPORTED, "copy",
+                 "this libstrided was built without its CUDA kernels (no nvcc)");
+#endif
+}
+
+static void test_nothing_to_copy_needs_nothing(void **state)
+{
+    (void)state;
+    strided_copy_plan p = PLAN(STRIDED_COPY_NOTHING, 4, (0, 5), (5, 1),
+                               (5, 1), -1);
+    assert_ok(strided__copy_device_run(&p, DST, SRC, NULL, 0));
+}
+
+#elif !defined(STRIDED_HAVE_KERNELS)
+
+static void test_without_kernels_nothing_is_loaded(void **state)
+{
+    (void)state;
+    fake.reset(2, 0, 1);
+    strided_copy_plan p = contiguous_plan();
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
+                 STRIDED_ERR_UNSUPPORTED, "copy",
+                 "this libstrided was built without its CUDA kernels (no nvcc)");
+    assert_int_equal(fake.calls("cuModuleLoadData"), 0);
+    assert_int_equal(fake.calls("cuCtxGetCurrent"), 0);
+}
+
+#else
+
+/* The fake's controls beyond test_cuda.h's. */
+static fake_cuda_live_modules_fn live_modules;
+static fake_cuda_last_launch_fn last_launch;
+
+static void find_launch_controls(void)
+{
+    void *lib = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        fprintf(stderr, "cannot open the fake CUDA driver: %s\n", dlerror());
+        exit(1);
+    }
+    fake_symbol_(lib, "fake_cuda_live_modules", &live_modules);
+    fake_symbol_(lib, "fake_cuda_last_launch", &last_launch);
+}
+
+/* Run p on device 0 and return what was launched. */
+#define launched(p, dst, src) launched_at((p), (dst), (src), __FILE__, __LINE__)
+
+static fake_cuda_launch launched_at(const strided_copy_plan *p, uintptr_t dst,
+                                    uintptr_t src, const char *file, int line)
+{
+    fake_cuda_launch l;
+
+    fake.reset(4, 0, 1);
+    check_status_(strided__copy_device_run(p, dst, src, STREAM_A, 0),
+                  STRIDED_OK, file, line);
+    if (!last_launch(&l))
+        fail_at(file, line, "no kernel was launched\n");
+    return l;
+}
+
+/* Assert which kernel ran p, with how many blocks of which shape;
+ * variadic, so that ROW and TILE may stand for the block's shape. */
+#define assert_kernel(...) ASSERT_KERNEL_(__VA_ARGS__)
+#define ASSERT_KERNEL_(p, dst, src, name, blocks, bx, by)                      \
+    check_kernel_((p), (dst), (src), (name), (blocks), (bx), (by), __FILE__,  \
+                  __LINE__)
+
+static void check_kernel_(strided_copy_plan p, uintptr_t dst, uintptr_t src,
+                          const char *name, unsigned int blocks,
+                          unsigned int bx, unsigned int by, const char *file,
+                          int line)
+{
+    fake_cuda_launch l = launched_at(&p, dst, src, file, line);
+
+    _assert_string_equal(l.function, name, file, line);
+    if (l.grid[0] != blocks || l.grid[1] != 1 || l.grid[2] != 1 ||
+        l.block[0] != bx || l.block[1] != by || l.block[2] != 1)
+        fail_at(file, line,
+                "%s: grid (%u,%u,%u) block (%u,%u,%u), expected grid "
+                "(%u,1,1) block (%u,%u,1)\n",
+                l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0],
+                l.block[1], l.block[2], blocks, bx, by);
+    if (l.shared_bytes != 0 || l.stream != STREAM_A || l.device != 0)
+        fail_at(file, line, "%s: shared %u, stream %p, device %d\n",
+                l.function, l.shared_bytes, l.stream, l.device);
+    if (l.args[0] != dst || l.args[1] != src)
+        fail_at(file, line, "%s: arguments dst 0x%llx src 0x%llx\n",
+                l.function, (unsigned long long)l.args[0],
+                (unsigned long long)l.args[1]);
+}
+
+/* Blocks of 256 threads (elementwise), of 32 x 8 (tiles). */
+#define ROW 256, 1
+#define TILE 32, 8
+
+/* Tests that count module loads come first, each on its own device. */
+
+static void test_failing_module_load_is_reported_and_retried(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = contiguous_plan();
+    fake.fail_next("cuModuleLoadData", CUDA_ERROR_NO_BINARY_FOR_GPU);
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
+                 STRIDED_ERR_CUDA, "copy",
+                 "cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU");
+    assert_int_equal(strided_last_cuda_error(), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    assert_int_equal(live_modules(), 0);
+    assert_int_equal(fake.calls("cuModuleGetFunction"), 0);
+    assert_int_equal(fake.calls("cuLaunchKernel"), 0);
+    assert_null(fake.current_context());
+    /* Nothing was kept: the next copy loads the kernels. */
+    assert_ok(strided__copy_device_run(&p, DST, SRC, NULL, 0));
+    assert_int_equal(fake.calls("cuModuleLoadData"), 2);
+    assert_int_equal(live_modules(), 1);
+    assert_int_equal(fake.calls("cuLaunchKernel"), 1);
+}
+
+static void test_failing_lookup_unloads_the_module(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = contiguous_plan();
+    fake.fail_next("cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 1),
+                 STRIDED_ERR_CUDA, "copy",
+                 "cuModuleGetFunction failed: CUDA_ERROR_NOT_FOUND");
+    assert_int_equal(fake.calls("cuModuleLoadData"), 1);
+    assert_int_equal(fake.calls("cuModuleUnload"), 1);
+    assert_int_equal(live_modules(), 1); /* device 0's */
+    assert_int_equal(fake.calls("cuLaunchKernel"), 0);
+    assert_null(fake.current_context());
+    assert_ok(strided__copy_device_run(&p, DST, SRC, NULL, 1));
+    assert_int_equal(live_modules(), 2);
+}
+
+static void test_kernels_load_once_per_device(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = contiguous_plan();
+    assert_ok(strided__copy_device_run(&p, DST, SRC, NULL, 2));
+    long lookups = fake.calls("cuModuleGetFunction");
+    assert_true(lookups > 20);
+    assert_ok(strided__copy_device_run(&p, DST, SRC, NULL, 2));
+    assert_ok(strided__copy_device_run(&p, DST, SRC, STREAM_A, 2));
+    assert_ok(strided__copy_device_run(&p, DST, SRC, NULL, 0));
+    assert_int_equal(fake.calls("cuModuleLoadData"), 1);
+    assert_int_equal(fake.calls("cuModuleGetFunction"), lookups);
+    assert_int_equal(fake.calls("cuLaunchKernel"), 4);
+    assert_int_equal(live_modules(), 3);
+}
+
+static void *copy_on_device_3(void *arg)
+{
+    strided_copy_plan p = contiguous_plan();
+    *(strided_status *)arg = strided__copy_device_run(&p, DST, SRC, NULL, 3);
+    return NULL;
+}
+
+static void test_concurrent_first_copies_load_once(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    pthread_t threads[N];
+    strided_status status[N];
+
+    fake.reset(4, 0, 1);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(
+            pthread_create(&threads[i], NULL, copy_on_device_3, &status[i]), 0);
+    for (int i = 0; i < N; i++) {
+        pthread_join(threads[i], NULL);
+        assert_ok(status[i]);
+    }
+    assert_int_equal(fake.calls("cuModuleLoadData"), 1);
+    assert_int_equal(fake.calls("cuLaunchKernel"), N);
+    assert_int_equal(live_modules(), 4);
+}
+
+/* Which kernel runs which plan. */
+
+static void test_contiguous(void **state)
+{
+    (void)state;
+    strided_copy_plan p = contiguous_plan();
+    /* 4000 bytes in 16-byte vectors: one block. */
+    assert_kernel(p, DST, SRC, "strided_copy_contiguous_16", 1, ROW);
+    fake_cuda_launch l = launched(&p, DST, SRC);
+    assert_int_equal(l.args[2], 4000); /* bytes */
+    /* The alignment the two addresses share decides the vectors. */
+    assert_kernel(p, DST + 8, SRC, "strided_copy_contiguous_8", 1, ROW);
+    assert_kernel(p, DST + 4, SRC + 8, "strided_copy_contiguous_4", 1, ROW);
+    assert_kernel(p, DST + 1, SRC, "strided_copy_contiguous_1", 4, ROW);
+    assert_kernel(p, DST + 3, SRC + 3, "strided_copy_contiguous_16", 1, ROW);
+    /* One element (ndim 0). */
+    strided_copy_plan one = PLAN(STRIDED_COPY_CONTIGUOUS, 8, (1, 1), (1, 1),
+                                 (1, 1), -1);
+    one.ndim = 0;
+    assert_kernel(one, DST, SRC, "strided_copy_contiguous_16", 1, ROW);
+    /* Large: as many blocks as two waves on 132 multiprocessors. */
+    strided_copy_plan big = PLAN(STRIDED_COPY_CONTIGUOUS, 4, (1 << 26), (1),
+                                 (1), -1);
+    assert_kernel(big, DST, SRC, "strided_copy_contiguous_16", 132 * 16, ROW);
+}
+
+static void test_large_misaligned_contiguous_copies_use_memcpy(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_CONTIGUOUS, 1, (1 << 21), (1),
+                               (1), -1);
+    assert_ok(strided__copy_device_run(&p, DST + 1, SRC, STREAM_A, 0));
+    assert_int_equal(fake.calls("cuMemcpyAsync"), 1);
+    assert_int_equal(fake.calls("cuLaunchKernel"), 0);
+    assert_ptr_equal(fake.last_stream("cuMemcpyAsync"), STREAM_A);
+    /* Aligned alike, the same copy is a kernel's. */
+    assert_kernel(p, DST + 1, SRC + 1, "strided_copy_contiguous_16", 128, ROW);
+}
+
+static void test_rows(void **state)
+{
+    (void)state;
+    /* 100 rows of 1024 floats; the source rows 2048 apart: 16-byte units,
+     * one chunk of 1024 units a row. */
+    strided_copy_plan p = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024), (1024, 1),
+                               (2048, 1), 1);
+    assert_kernel(p, DST, SRC, "strided_copy_rows_16", 100, ROW);
+    /* An odd row pitch on one side: 4-byte units. */
+    strided_copy_plan odd = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024),
+                                 (1024, 1), (1025, 1), 1);
+    assert_kernel(odd, DST, SRC, "strided_copy_rows_4", 100, ROW);
+    /* Misaligned rows of bytes. */
+    strided_copy_plan bytes = PLAN(STRIDED_COPY_ROWS, 1, (3, 5000),
+                                   (5000, 1), (6000, 1), 1);
+    assert_kernel(bytes, DST, SRC + 1, "strided_copy_rows_1", 3 * 5, ROW);
+    /* Rows shorter than a block are gathered: 3 floats, a 12-byte unit
+     * split into 4-byte words. */
+    strided_copy_plan short_rows = PLAN(STRIDED_COPY_ROWS, 4, (1000, 3),
+                                        (3, 1), (4, 1), 1);
+    assert_kernel(short_rows, DST, SRC, "strided_copy_gather_4_i32_d8", 3,
+                  ROW);
+}
+
+static void test_transposes(void **state)
+{
+    (void)state;
+    /* One 64 x 64 tile of floats. */
+    strided_copy_plan f = PLAN(STRIDED_COPY_TRANSPOSE, 4, (64, 64), (64, 1),
+                               (1, 64), 0);
+    assert_kernel(f, DST, SRC, "strided_copy_transpose_4_i32", 1, TILE);
+    /* Edge tiles count: 65 x 127 floats are 2 x 2 tiles. */
+    strided_copy_plan edges = PLAN(STRIDED_COPY_TRANSPOSE, 4, (65, 127),
+                                   (127, 1), (1, 65), 0);
+    assert_kernel(edges, DST, SRC, "strided_copy_transpose_4_i32", 4, TILE);
+    /* 8 and 16 bytes: 32 x 32 tiles. */
+    strided_copy_plan d = PLAN(STRIDED_COPY_TRANSPOSE, 8, (64, 64), (64, 1),
+                               (1, 64), 0);
+    assert_kernel(d, DST, SRC, "strided_copy_transpose_8_i32", 4, TILE);
+    strided_copy_plan z = PLAN(STRIDED_COPY_TRANSPOSE, 16, (64, 64), (64, 1),
+                               (1, 64), 0);
+    assert_kernel(z, DST, SRC, "strided_copy_transpose_16_i32", 4, TILE);
+    /* Halves and bytes as packed words, 16 x 16 and 8 x 8 tiles. */
+    strided_copy_plan h = PLAN(STRIDED_COPY_TRANSPOSE, 2, (1024, 1024),
+                               (1024, 1), (1, 1024), 0);
+    assert_kernel(h, DST, SRC, "strided_copy_transpose_2p_i32", 256, TILE);
+    strided_copy_plan b = PLAN(STRIDED_COPY_TRANSPOSE, 1, (1024, 1024),
+                               (1024, 1), (1, 1024), 0);
+    assert_kernel(b, DST, SRC, "strided_copy_transpose_1p_i32", 64, TILE);
+    /* An odd source stride breaks the words: element tiles. */
+    strided_copy_plan odd = PLAN(STRIDED_COPY_TRANSPOSE, 2, (64, 64),
+                                 (64, 1), (1, 65), 0);
+    assert_kernel(odd, DST, SRC, "strided_copy_transpose_2_i32", 1, TILE);
+    /* So does a misaligned base. */
+    assert_kernel(h, DST + 2, SRC, "strided_copy_transpose_2_i32", 256, TILE);
+    /* Batched over an outer axis: 8 x 2 x 2 tiles. */
+    strided_copy_plan batched = PLAN(STRIDED_COPY_TRANSPOSE, 4, (8, 100, 100),
+                                     (10000, 100, 1), (10000, 1, 100), 1);
+    assert_kernel(batched, DST, SRC, "strided_copy_transpose_4_i32", 32,
+                  TILE);
+    /* Offsets beyond int32: 64-bit indices. */
+    strided_copy_plan far = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 64, 64),
+                                 (4096, 64, 1), ((int64_t)1 << 31, 1, 64), 1);
+    assert_kernel(far, DST, SRC, "strided_copy_transpose_4_i64", 2, TILE);
+    /* 12-byte elements have no tile kernel: gathered as 4-byte words. */
+    strided_copy_plan odd_size = PLAN(STRIDED_COPY_TRANSPOSE, 12, (64, 64),
+                                      (64, 1), (1, 64), 0);
+    assert_kernel(odd_size, DST, SRC, "strided_copy_gather_4_i32_d8", 12, ROW);
+}
+
+static void test_broadcasts(void **state)
+{
+    (void)state;
+    /* Rows of 4096 floats from one float each: 16-byte words of 4 copies. */
+    strided_copy_plan words = PLAN(STRIDED_COPY_BROADCAST, 4, (100, 4096),
+                                   (4096, 1), (1, 0), -1);
+    assert_kernel(words, DST, SRC, "strided_copy_broadcast_4x16", 100, ROW);
+    /* 300 floats a row are not whole words: elements. */
+    strided_copy_plan elements = PLAN(STRIDED_COPY_BROADCAST, 4, (100, 300),
+                                      (300, 1), (1, 0), -1);
+    assert_kernel(elements, DST, SRC, "strided_copy_broadcast_4", 100, ROW);
+    /* Nor are 16-byte elements. */
+    strided_copy_plan wide = PLAN(STRIDED_COPY_BROADCAST, 16, (10, 1000),
+                                  (1000, 1), (1, 0), -1);
+    assert_kernel(wide, DST, SRC, "strided_copy_broadcast_16", 10, ROW);
+    /* Short runs are gathered. */
+    strided_copy_plan short_runs = PLAN(STRIDED_COPY_BROADCAST, 4, (1000, 3),
+                                        (3, 1), (1, 0), -1);
+    assert_kernel(short_runs, DST, SRC, "strided_copy_gather_4_i32_d8", 3,
+                  ROW);
+}
+
+static void test_gathers(void **state)
+{
+    (void)state;
+    strided_copy_plan g = PLAN(STRIDED_COPY_GATHER, 4, (100, 100),
+                               (100, 1), (1, 200), -1);
+    assert_kernel(g, DST, SRC, "strided_copy_gather_4_i32_d8", 10, ROW);
+    fake_cuda_launch l = launched(&g, DST, SRC);
+    assert_int_equal(l.args[2] & 0xffffffff, 10000); /* units */
+    /* Negative and zero source strides. */
+    strided_copy_plan n = PLAN(STRIDED_COPY_GATHER, 8, (10, 7, 5),
+                               (35, 5, 1), (0, -3, -100), -1);
+    assert_kernel(n, DST, SRC, "strided_copy_gather_8_i32_d8", 1, ROW);
+    /* More than 8 axes. */
+    strided_copy_plan many = PLAN(
+        STRIDED_COPY_GATHER, 4, (2, 2, 2, 2, 2, 2, 2, 2, 2, 2),
+        (512, 256, 128, 64, 32, 16, 8, 4, 2, 1),
+        (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), -1);
+    assert_kernel(many, DST, SRC, "strided_copy_gather_4_i32_d64", 1, ROW);
+    /* Offsets beyond int32. */
+    strided_copy_plan far = PLAN(STRIDED_COPY_GATHER, 4, (2, 3),
+                                 (3, 1), ((int64_t)1 << 40, 5), -1);
+    assert_kernel(far, DST, SRC, "strided_copy_gather_4_i64_d8", 1, ROW);
+    /* Elements less aligned than their size move as smaller words. */
+    assert_kernel(g, DST + 2, SRC, "strided_copy_gather_2_i32_d8", 20, ROW);
+    /* One element (ndim 0). */
+    strided_copy_plan one = PLAN(STRIDED_COPY_GATHER, 16, (1), (1), (1), -1);
+    one.ndim = 0;
+    assert_kernel(one, DST, SRC, "strided_copy_gather_16_i32_d8", 1, ROW);
+}
+
+static void test_plans_whose_kind_does_not_hold_are_gathered(void **state)
+{
+    (void)state;
+    /* "Rows" whose source is not contiguous along the row. */
+    strided_copy_plan rows = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024),
+                                  (1024, 1), (1, 100), -1);
+    assert_kernel(rows, DST, SRC, "strided_copy_gather_4_i32_d8", 100, ROW);
+    /* A "transpose" whose source unit axis is the innermost. */
+    strided_copy_plan t = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100, 1024),
+                               (1024, 1), (1024, 1), 1);
+    assert_kernel(t, DST, SRC, "strided_copy_gather_4_i32_d8", 100, ROW);
+    /* A "contiguous" copy of two axes. */
+    strided_copy_plan c = PLAN(STRIDED_COPY_CONTIGUOUS, 4, (10, 10), (10, 1),
+                               (10, 1), -1);
+    assert_kernel(c, DST, SRC, "strided_copy_gather_4_i32_d8", 1, ROW);
+}
+
+static void test_failing_launch_is_reported(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = contiguous_plan();
+    fake.fail_next("cuLaunchKernel", CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    assert_error(strided__copy_device_run(&p, DST, SRC, STREAM_A, 0),
+                 STRIDED_ERR_CUDA, "copy",
+                 "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+    assert_int_equal(strided_last_cuda_error(),
+                     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    assert_null(fake.current_context());
+    /* The kernels stay loaded. */
+    assert_ok(strided__copy_device_run(&p, DST, SRC, STREAM_A, 0));
+    assert_int_equal(fake.calls("cuModuleLoadData"), 0);
+}
+
+static void test_failing_memcpy_is_reported(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_CONTIGUOUS, 1, (1 << 21), (1),
+                               (1), -1);
+    fake.fail_next("cuMemcpyAsync", CUDA_ERROR_INVALID_VALUE);
+    assert_error(strided__copy_device_run(&p, DST + 1, SRC, NULL, 0),
+                 STRIDED_ERR_CUDA, "copy",
+                 "cuMemcpyAsync failed: CUDA_ERROR_INVALID_VALUE");
+    assert_null(fake.current_context());
+}
+
+static void test_copies_run_in_the_devices_context(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = contiguous_plan();
+    fake_cuda_launch l;
+    /* The caller's context is device 1's; the copy runs on device 2 (the
+     * fake refuses a kernel of another device's module) and gives the
+     * caller its context back. */
+    fake.set_current_device(1);
+    void *before = fake.current_context();
+    assert_ok(strided__copy_device_run(&p, DST, SRC, STREAM_A, 2));
+    assert_ptr_equal(fake.current_context(), before);
+    assert_true(last_launch(&l));
+    assert_int_equal(l.device, 2);
+    assert_ptr_equal(fake.last_stream("cuLaunchKernel"), STREAM_A);
+    fake.set_current_device(-1);
+}
+
+static void test_unknown_device(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = contiguous_plan();
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 7),
+                 STRIDED_ERR_INVALID_ARGUMENT, "copy",
+                 "device 7 does not exist");
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, -1),
+                 STRIDED_ERR_INVALID_ARGUMENT, "copy",
+                 "device -1 does not exist");
+    assert_int_equal(fake.calls("cuLaunchKernel"), 0);
+}
+
+static void test_nothing_to_copy_calls_nothing(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_NOTHING, 4, (0, 5), (5, 1),
+                               (5, 1), -1);
+    assert_ok(strided__copy_device_run(&p, DST, SRC, NULL, 0));
+    assert_int_equal(fake.calls("cuCtxGetCurrent"), 0);
+    assert_int_equal(fake.calls("cuLaunchKernel"), 0);
+}
+
+static void test_offsets_beyond_int64_bytes(void **state)
+{
+    (void)state;
+    fake.reset(4, 0, 1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, 12, (2, 3), (3, 1),
+                               (INT64_MAX / 2, 1), -1);
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
+                 STRIDED_ERR_OVERFLOW, "copy", "do not fit");
+    assert_int_equal(fake.calls("cuLaunchKernel"), 0);
+}
+
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#if defined(DRIVER_NONE)
+        cmocka_unit_test(test_device_copies_need_a_driver),
+        cmocka_unit_test(test_nothing_to_copy_needs_nothing),
+#elif !defined(STRIDED_HAVE_KERNELS)
+        cmocka_unit_test(test_without_kernels_nothing_is_loaded),
+#else
+        cmocka_unit_test(test_failing_module_load_is_reported_and_retried),
+        cmocka_unit_test(test_failing_lookup_unloads_the_module),
+        cmocka_unit_test(test_kernels_load_once_per_device),
+        cmocka_unit_test(test_concurrent_first_copies_load_once),
+        cmocka_unit_test(test_contiguous),
+        cmocka_unit_test(test_large_misaligned_contiguous_copies_use_memcpy),
+        cmocka_unit_test(test_rows),
+        cmocka_unit_test(test_transposes),
+        cmocka_unit_test(test_broadcasts),
+        cmocka_unit_test(test_gathers),
+        cmocka_unit_test(test_plans_whose_kind_does_not_hold_are_gathered),
+        cmocka_unit_test(test_failing_launch_is_reported),
+        cmocka_unit_test(test_failing_memcpy_is_reported),
+        cmocka_unit_test(test_copies_run_in_the_devices_context),
+        cmocka_unit_test(test_unknown_device),
+        cmocka_unit_test(test_nothing_to_copy_calls_nothing),
+        cmocka_unit_test(test_offsets_beyond_int64_bytes),
+#endif
+    };
+#if defined(DRIVER_FAKE)
+    use_fake_driver(FAKE_CUDA_PATH, 4);
+#if defined(STRIDED_HAVE_KERNELS)
+    find_launch_controls();
+#endif
+#else
+    use_no_driver();
+#endif
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
