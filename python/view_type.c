@@ -317,7 +317,47 @@ static PyObject *call_dlpack(PyObject *obj, PyObject *stream)
 }
 
 static int consumer_stream(PyObject *stream_ptr, void **out, bool *sync);
-static void release_exporter(void *context, void *ptr, size_t size);
+
+/* The release callback of interface imports: the exporting object, kept
+ * alive while the memory is in use. May run on any thread. */
+static void release_exporter(void *context, void *ptr, size_t size)
+{
+    (void)ptr;
+    (void)size;
+    if (strided_py_can_call_python()) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        Py_DECREF((PyObject *)context);
+        PyGILState_Release(gil);
+    }
+}
+
+/* The view of the memory at ptr seen through l, made for an exporting
+ * object that the memory holds a reference to until the last holder lets
+ * go (release_exporter). device NULL: classify the memory. */
+static int wrap_exporter(PyObject *obj, void *ptr, const strided_layout *l,
+                         const strided_dtype *dl, bool readonly,
+                         const strided_device *device, strided_view *out)
+{
+    strided_status status = strided_view_wrap(ptr, l, dl, readonly, device, release_exporter,
+                                              Py_NewRef(obj), out);
+    if (status != STRIDED_OK) {
+        Py_DECREF(obj);
+        strided_py_raise(status);
+        return -1;
+    }
+    return 0;
+}
+
+/* The view object of a wrap_exporter view v (taken over), which reports
+ * the memory's hidden reference to obj to the collector (view_traverse). */
+static PyObject *exporter_view_new(strided_view *v, PyObject *obj, PyObject *dtype,
+                                   int device_id, bool device_accessible)
+{
+    ViewObject *self = view_new(v, obj, NULL, NULL, dtype, device_id, device_accessible);
+    if (self != NULL)
+        self->c_ref = obj;
+    return (PyObject *)self;
+}
 
 /* from_dlpack of a plain torch tensor, read through its accessors
  * (torch_view.c) with DLPack's stream rule done here: the consumer stream
@@ -350,17 +390,8 @@ static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
         }
     }
     strided_view v;
-    strided_status status = strided_view_wrap(d.ptr, &d.layout, &d.dtype, false, &d.device,
-                                              release_exporter, Py_NewRef(t), &v);
-    if (status != STRIDED_OK) {
-        Py_DECREF(t);
-        strided_py_raise(status);
-        return 1;
-    }
-    *result = (PyObject *)view_new(&v, t, NULL, NULL, NULL,
-                                   cuda ? (int)d.device.device_id : -1, cuda);
-    if (*result != NULL)
-        ((ViewObject *)*result)->c_ref = t;
+    if (wrap_exporter(t, d.ptr, &d.layout, &d.dtype, false, &d.device, &v) == 0)
+        *result = exporter_view_new(&v, t, NULL, cuda ? (int)d.device.device_id : -1, cuda);
     return 1;
 }
 
@@ -603,33 +634,12 @@ fail:
     return -1;
 }
 
-/* The release callback of interface imports: the exporting object, kept
- * alive while the memory is in use. May run on any thread. */
-static void release_exporter(void *context, void *ptr, size_t size)
-{
-    (void)ptr;
-    (void)size;
-    if (strided_py_can_call_python()) {
-        PyGILState_STATE gil = PyGILState_Ensure();
-        Py_DECREF((PyObject *)context);
-        PyGILState_Release(gil);
-    }
-}
-
-/* The view of what d describes, holding a reference to obj until the last
- * holder of the memory lets go. device NULL: classify the memory. */
+/* wrap_exporter of what an interface dict described. */
 static int wrap_desc(const ArrayDesc *d, PyObject *obj, const strided_device *device,
                      strided_view *out)
 {
-    strided_status status =
-        strided_view_wrap(d->ptr, &d->layout, d->has_dl ? &d->dl : NULL, d->readonly,
-                          device, release_exporter, Py_NewRef(obj), out);
-    if (status != STRIDED_OK) {
-        Py_DECREF(obj);
-        strided_py_raise(status);
-        return -1;
-    }
-    return 0;
+    return wrap_exporter(obj, d->ptr, &d->layout, d->has_dl ? &d->dl : NULL, d->readonly,
+                         device, out);
 }
 
 static PyObject *view_from_array_interface(PyObject *cls, PyObject *obj)
@@ -648,9 +658,7 @@ static PyObject *view_from_array_interface(PyObject *cls, PyObject *obj)
     strided_view v;
     PyObject *result = NULL;
     if (wrap_desc(&d, obj, &cpu, &v) == 0)
-        result = (PyObject *)view_new(&v, obj, NULL, NULL, d.dtype, -1, false);
-    if (result != NULL)
-        ((ViewObject *)result)->c_ref = obj;
+        result = exporter_view_new(&v, obj, d.dtype, -1, false);
     Py_DECREF(d.dtype);
     return result;
 }
@@ -765,9 +773,7 @@ static PyObject *view_from_cai(PyObject *cls, PyObject *const *args, Py_ssize_t 
         strided_py_raise(status);
         goto done;
     }
-    result = (PyObject *)view_new(&v, obj, NULL, NULL, d.dtype, device_id, true);
-    if (result != NULL)
-        ((ViewObject *)result)->c_ref = obj;
+    result = exporter_view_new(&v, obj, d.dtype, device_id, true);
     v.buffer = NULL; /* view_new took it, or released it */
 done:
     strided_py_release_buffer(v.buffer);

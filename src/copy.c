@@ -31,25 +31,22 @@ static void run_plan(const strided_copy_plan *p, void *dst, const void *src, int
     strided__copy_host_run(p, d, s, nthreads);
 }
 
-strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
-                                 const void *src, const strided_layout *src_layout,
-                                 int nthreads)
+/* strided_copy_host with the layouts' plan made already (volume > 0). */
+static strided_status copy_host_planned(const strided_copy_plan *plan, void *dst,
+                                        const strided_layout *dst_layout, const void *src,
+                                        const strided_layout *src_layout, int nthreads)
 {
     const char *op = "copy";
-    strided_copy_plan plan;
-    strided_status status = strided_copy_plan_make(dst_layout, src_layout, &plan);
-    if (status != STRIDED_OK || plan.volume == 0)
-        return status;
     if (dst == NULL || src == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "dst and src are required for a copy of %lld "
                              "elements",
-                             (long long)plan.volume);
+                             (long long)plan->volume);
     uintptr_t dlo, dhi, slo, shi;
     footprint(dst_layout, dst, &dlo, &dhi);
     footprint(src_layout, src, &slo, &shi);
     if (dlo >= shi || slo >= dhi) {
-        run_plan(&plan, dst, src, nthreads);
+        run_plan(plan, dst, src, nthreads);
         return STRIDED_OK;
     }
     /* The source's bytes meet the destination's: read the source in full
@@ -57,7 +54,7 @@ strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
     strided_layout dense;
     strided_copy_plan in, outp;
     int64_t bytes = 0;
-    status = strided_layout_init_dense(&dense, src_layout->ndim, src_layout->shape,
+    strided_status status = strided_layout_init_dense(&dense, src_layout->ndim, src_layout->shape,
                                        src_layout->itemsize, STRIDED_ORDER_C, 0, NULL);
     if (status == STRIDED_OK)
         status = strided_layout_required_size_in_bytes(&dense, &bytes);
@@ -77,6 +74,17 @@ strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
     run_plan(&outp, dst, tmp, nthreads);
     strided__free(tmp);
     return STRIDED_OK;
+}
+
+strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
+                                 const void *src, const strided_layout *src_layout,
+                                 int nthreads)
+{
+    strided_copy_plan plan;
+    strided_status status = strided_copy_plan_make(dst_layout, src_layout, &plan);
+    if (status != STRIDED_OK || plan.volume == 0)
+        return status;
+    return copy_host_planned(&plan, dst, dst_layout, src, src_layout, nthreads);
 }
 
 /* Wait on the host for the work queued on stream, in device's context. */
@@ -142,8 +150,8 @@ strided_status strided_view_copy(const strided_view *dst, const strided_view *sr
             if (status != STRIDED_OK)
                 return status;
         }
-        return strided_copy_host(strided_view_ptr(dst), &dst->layout, strided_view_ptr(src),
-                                 &src->layout, 0);
+        return copy_host_planned(&plan, strided_view_ptr(dst), &dst->layout,
+                                 strided_view_ptr(src), &src->layout, 0);
     }
 
     if (no_stream)
