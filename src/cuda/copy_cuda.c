@@ -21,7 +21,9 @@
  *               start, row length and row stride allows; rows shorter than
  *               a block (256 units) go to gather_W instead.
  *   TRANSPOSE   transpose_S (shared-memory tiles), transpose_Sp for 1- and
- *               2-byte elements whose words are aligned (packed words).
+ *               2-byte elements whose words are aligned (packed words);
+ *               gather_S where the tiles would be less than 1/16 full
+ *               (extents of 2 or 3 on a tile axis).
  *   BROADCAST   broadcast_Sx16 (16-byte words of copies) where the runs are
  *               aligned, else broadcast_S; short runs go to gather_S.
  *   GATHER      gather_U: one unit per thread and step, unravelled with
@@ -423,6 +425,11 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize,
         return gather(ax, n, itemsize, dst, src, l);
     const int64_t tile = itemsize == 1 ? 128 : itemsize <= 4 ? 64 : 32;
     const axis a = ax[ia], b = ax[0];
+    /* Tiles less than 1/16 full (an extent of 2 or 3 on a or b) would keep
+     * blocks busy with little to move: gather instead. */
+    if ((a.n < tile ? a.n : tile) * (b.n < tile ? b.n : tile) <
+        tile * tile / 16)
+        return gather(ax, n, itemsize, dst, src, l);
     for (int i = 1; i < n; i++)
         if (i != ia)
             batch[nbatch++] = ax[i];

@@ -328,6 +328,10 @@ static void test_transposes(void **state)
     strided_copy_plan far = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 64, 64),
                                  (4096, 64, 1), ((int64_t)1 << 31, 1, 64), 1);
     assert_kernel(far, DST, SRC, "strided_copy_transpose_4_i64", 2, TILE);
+    /* Tiles that would be mostly empty are gathered: 3 x 1000 floats. */
+    strided_copy_plan thin = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 1000),
+                                  (1000, 1), (1, 3), 0);
+    assert_kernel(thin, DST, SRC, "strided_copy_gather_4_i32_d8", 3, ROW);
     /* 12-byte elements have no tile kernel: gathered as 4-byte words. */
     strided_copy_plan odd_size = PLAN(STRIDED_COPY_TRANSPOSE, 12, (64, 64),
                                       (64, 1), (1, 64), 0);
