@@ -42,6 +42,9 @@ typedef struct strided__driver {
     CUresult (*cuEventRecord)(CUevent, CUstream);
     CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned int);
     CUresult (*cuEventDestroy)(CUevent);
+    CUresult (*cuEventSynchronize)(CUevent);
+    CUresult (*cuDeviceCanAccessPeer)(int *, CUdevice, CUdevice);
+    CUresult (*cuCtxEnablePeerAccess)(CUcontext, unsigned int);
     CUresult (*cuMemHostAlloc)(void **, size_t, unsigned int);
     CUresult (*cuMemFreeHost)(void *);
     CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned int);
@@ -52,6 +55,7 @@ typedef struct strided__driver {
                                         CUstream);
     CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
     CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+    CUresult (*cuMemcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream);
     CUresult (*cuModuleLoadData)(CUmodule *, const void *);
     CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*cuModuleUnload)(CUmodule);

@@ -109,6 +109,9 @@ __attribute__((constructor)) static void number_devices(void)
     X(cuEventRecord)                                                           \
     X(cuStreamWaitEvent)                                                       \
     X(cuEventDestroy)                                                          \
+    X(cuEventSynchronize)                                                      \
+    X(cuDeviceCanAccessPeer)                                                   \
+    X(cuCtxEnablePeerAccess)                                                   \
     X(cuMemHostAlloc)                                                          \
     X(cuMemFreeHost)                                                           \
     X(cuMemAllocManaged)                                                       \
@@ -118,6 +121,7 @@ __attribute__((constructor)) static void number_devices(void)
     X(cuMemAllocFromPoolAsync)                                                 \
     X(cuMemFreeAsync)                                                          \
     X(cuMemcpyAsync)                                                           \
+    X(cuMemcpy2DAsync)                                                         \
     X(cuModuleLoadData)                                                        \
     X(cuModuleGetFunction)                                                     \
     X(cuModuleUnload)                                                          \
@@ -149,6 +153,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static range *ranges;
 static size_t nranges, capacity;
 static int device_count = 1;
+/* peer_enabled[a][b]: the context of device a may reach device b's memory. */
+#define FAKE_PEER_DEVICES 8
+static bool peer_enabled[FAKE_PEER_DEVICES][FAKE_PEER_DEVICES];
 static int pageable_access;
 static int pools_supported = 1;
 static bool initialized;
@@ -282,6 +289,7 @@ void fake_cuda_reset(int count, int pageable_memory_access,
     for (int i = 0; i < MAX_DEVICES; i++)
         pools[i].release_threshold = 0;
     launched = false;
+    memset(peer_enabled, 0, sizeof peer_enabled);
     pthread_mutex_unlock(&lock);
 }
 
@@ -701,6 +709,47 @@ static CUresult fake_cuEventDestroy(CUevent event)
     return CUDA_SUCCESS;
 }
 
+static CUresult fake_cuEventSynchronize(CUevent event)
+{
+    BEGIN_INITIALIZED(cuEventSynchronize);
+    if (event == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;
+}
+
+/* Every two distinct devices (of the first FAKE_PEER_DEVICES) can reach
+ * each other's memory. */
+static CUresult fake_cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
+{
+    BEGIN_INITIALIZED(cuDeviceCanAccessPeer);
+    if (can == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool ok = valid_device(dev) && valid_device(peer);
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *can = dev != peer && dev < FAKE_PEER_DEVICES && peer < FAKE_PEER_DEVICES;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
+{
+    BEGIN_INITIALIZED(cuCtxEnablePeerAccess);
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (flags != 0 || peer == NULL || !is_context(peer))
+        return CUDA_ERROR_INVALID_VALUE;
+    int a = current->device, b = peer->device;
+    if (a == b || a >= FAKE_PEER_DEVICES || b >= FAKE_PEER_DEVICES)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&lock);
+    bool already = peer_enabled[a][b];
+    peer_enabled[a][b] = true;
+    pthread_mutex_unlock(&lock);
+    return already ? CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : CUDA_SUCCESS;
+}
+
 long fake_cuda_live_events(void)
 {
     pthread_mutex_lock(&lock);
@@ -853,6 +902,17 @@ static CUresult fake_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
     (void)dst;
     (void)src;
     (void)size;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemcpy2DAsync);
+    note_stream(E_cuMemcpy2DAsync, stream);
+    if (c == NULL || c->WidthInBytes > c->srcPitch || c->WidthInBytes > c->dstPitch)
+        return CUDA_ERROR_INVALID_VALUE;
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
     return CUDA_SUCCESS;
@@ -1027,6 +1087,9 @@ static const symbol symbols[] = {
     SYMBOL(cuEventRecord, 2000),
     SYMBOL(cuStreamWaitEvent, 3020),
     SYMBOL(cuEventDestroy, 4000), /* cuEventDestroy_v2 */
+    SYMBOL(cuEventSynchronize, 2000),
+    SYMBOL(cuDeviceCanAccessPeer, 4000),
+    SYMBOL(cuCtxEnablePeerAccess, 4000),
     SYMBOL(cuMemHostAlloc, 2020),
     SYMBOL(cuMemFreeHost, 2000),
     SYMBOL(cuMemAllocManaged, 6000),
@@ -1036,6 +1099,7 @@ static const symbol symbols[] = {
     SYMBOL(cuMemAllocFromPoolAsync, 11020),
     SYMBOL(cuMemFreeAsync, 11020),
     SYMBOL(cuMemcpyAsync, 4000),
+    SYMBOL(cuMemcpy2DAsync, 3020), /* cuMemcpy2DAsync_v2 */
     SYMBOL(cuModuleLoadData, 2000),
     SYMBOL(cuModuleGetFunction, 2000),
     SYMBOL(cuModuleUnload, 2000),
