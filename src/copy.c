@@ -12,14 +12,12 @@
 #include "copy_internal.h"
 #include "cuda/driver.h"
 
-/* The bytes [lo, hi) a layout's elements occupy around element 0 at p.
- * Assumes: the layout's volume is positive. */
-static void footprint(const strided_layout *l, const void *p, uintptr_t *lo, uintptr_t *hi)
+void strided__copy_footprint(const strided_layout *l, uintptr_t base, uintptr_t *lo,
+                             uintptr_t *hi)
 {
     int64_t mn = 0, mx = -1;
     strided_layout_offset_bounds(l, &mn, &mx);
-    /* Unsigned: wraps instead of overflowing for layouts no memory holds. */
-    uintptr_t base = (uintptr_t)p, size = (uintptr_t)l->itemsize;
+    uintptr_t size = (uintptr_t)l->itemsize;
     *lo = base + (uintptr_t)mn * size;
     *hi = base + ((uintptr_t)mx + 1) * size;
 }
@@ -43,8 +41,8 @@ static strided_status copy_host_planned(const strided_copy_plan *plan, void *dst
                              "elements",
                              (long long)plan->volume);
     uintptr_t dlo, dhi, slo, shi;
-    footprint(dst_layout, dst, &dlo, &dhi);
-    footprint(src_layout, src, &slo, &shi);
+    strided__copy_footprint(dst_layout, (uintptr_t)dst, &dlo, &dhi);
+    strided__copy_footprint(src_layout, (uintptr_t)src, &slo, &shi);
     if (dlo >= shi || slo >= dhi) {
         run_plan(plan, dst, src, nthreads);
         return STRIDED_OK;
@@ -129,6 +127,13 @@ static strided_status check_views(const char *op, const strided_view *dst,
 strided_status strided_view_copy(const strided_view *dst, const strided_view *src,
                                  void *stream, unsigned flags)
 {
+    return strided_view_copy_ex(dst, src, stream, flags, NULL);
+}
+
+strided_status strided_view_copy_ex(const strided_view *dst, const strided_view *src,
+                                    void *stream, unsigned flags,
+                                    const strided_copy_temporaries *temporaries)
+{
     const char *op = "copy";
     strided_status status = check_views(op, dst, src, flags);
     strided_copy_plan plan;
@@ -161,48 +166,22 @@ strided_status strided_view_copy(const strided_view *dst, const strided_view *sr
     status = strided__cuda(op, &cu);
     if (status != STRIDED_OK)
         return status;
-    int device = di.device_accessible && di.device_id >= 0 ? di.device_id
-                 : si.device_id >= 0                        ? si.device_id
-                                                            : 0;
-    bool both_on_device = di.device_accessible && si.device_accessible;
+    /* Host memory (pageable or pinned) against device or managed memory is
+     * a transfer; device and managed memory on both sides run on devices,
+     * the destination's unless it is host memory. */
+    bool dst_host = di.kind == STRIDED_MEMORY_HOST || di.kind == STRIDED_MEMORY_PINNED;
+    bool src_host = si.kind == STRIDED_MEMORY_HOST || si.kind == STRIDED_MEMORY_PINNED;
+    int device = !dst_host && di.device_id >= 0   ? di.device_id
+                 : !src_host && si.device_id >= 0 ? si.device_id
+                                                  : 0;
     bool blocking = (flags & STRIDED_COPY_BLOCKING) ||
-                    (!(flags & STRIDED_COPY_NONBLOCKING) && !both_on_device);
-    size_t isz = (size_t)plan.itemsize;
-    if (both_on_device) {
-        uintptr_t dlo, dhi, slo, shi;
-        footprint(&dst->layout, (void *)strided_view_device_ptr(dst), &dlo, &dhi);
-        footprint(&src->layout, (void *)strided_view_device_ptr(src), &slo, &shi);
-        if (dlo < shi && slo < dhi)
-            return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                                 "the source and destination share device memory; "
-                                 "overlapping device copies are not implemented yet");
-        uintptr_t d = strided_view_device_ptr(dst) + (uintptr_t)(plan.dst_offset * (int64_t)isz);
-        uintptr_t s = strided_view_device_ptr(src) + (uintptr_t)(plan.src_offset * (int64_t)isz);
-        status = strided__copy_device_run(&plan, d, s, stream, device);
-    } else if (plan.kernel == STRIDED_COPY_CONTIGUOUS) {
-        /* One run between host memory no device reaches and device memory:
-         * one DMA (unified addressing takes host pointers). */
-        uintptr_t d = (di.device_accessible ? strided_view_device_ptr(dst)
-                                            : (uintptr_t)strided_view_ptr(dst)) +
-                      (uintptr_t)(plan.dst_offset * (int64_t)isz);
-        uintptr_t s = (si.device_accessible ? strided_view_device_ptr(src)
-                                            : (uintptr_t)strided_view_ptr(src)) +
-                      (uintptr_t)(plan.src_offset * (int64_t)isz);
-        strided__context_scope scope;
-        status = strided__context_enter(op, cu, device, &scope);
-        if (status == STRIDED_OK) {
-            status = STRIDED_CUDA_CHECK(op, cu->cuMemcpyAsync((CUdeviceptr)d, (CUdeviceptr)s,
-                                                              (size_t)plan.volume * isz,
-                                                              (CUstream)stream));
-            strided__context_leave(cu, &scope);
-        }
-    } else {
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "copies between pageable host memory and device memory "
-                             "whose layouts are not one contiguous run (plan: %s) are "
-                             "not implemented yet; copy through a pinned buffer",
-                             strided_copy_kernel_name(plan.kernel));
-    }
+                    (!(flags & STRIDED_COPY_NONBLOCKING) && (dst_host || src_host));
+    strided__copy_job job = {&plan,     dst,    src,      di,
+                             si,        stream, device,   blocking,
+                             temporaries ? temporaries->host : NULL,
+                             temporaries ? temporaries->device : NULL};
+    status = dst_host || src_host ? strided__copy_transfer(&job)
+                                  : strided__copy_between_devices(&job);
     if (status == STRIDED_OK && blocking)
         status = wait_stream(op, cu, stream, device);
     return status;

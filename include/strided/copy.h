@@ -24,6 +24,7 @@
 
 #include "strided/api.h"
 #include "strided/layout.h"
+#include "strided/resource.h"
 #include "strided/status.h"
 #include "strided/view.h"
 
@@ -129,6 +130,29 @@ typedef enum strided_copy_flags {
 STRIDED_API strided_status strided_view_copy(const strided_view *dst,
                                              const strided_view *src,
                                              void *stream, unsigned flags);
+
+/* Where the temporaries of a copy come from. A copy may need a device
+ * temporary (overlapping device copies, permutes after a DMA, copies
+ * between devices) and host staging buffers (pageable memory, host-side
+ * gathers). NULL members take the defaults: device temporaries from the
+ * device's current memory pool in stream order; pinned staging buffers the
+ * library keeps and reuses. host must give host-accessible memory that the
+ * device can reach (pinned) for staging to be asynchronous; device must
+ * give device memory of the device the copy runs on. */
+typedef struct strided_copy_temporaries {
+    strided_memory_resource *host;
+    strided_memory_resource *device;
+} strided_copy_temporaries;
+
+/* strided_view_copy with the temporaries' resources given (temporaries may
+ * be NULL: the defaults). Each temporary is one allocation from the
+ * resource, of the size the copy needs, given back in stream order.
+ * Returns the errors of strided_view_copy and those of the resources'
+ * allocate callbacks. */
+STRIDED_API strided_status strided_view_copy_ex(const strided_view *dst,
+                                                const strided_view *src, void *stream,
+                                                unsigned flags,
+                                                const strided_copy_temporaries *temporaries);
 
 #ifdef __cplusplus
 }
