@@ -12,6 +12,12 @@
  * is wrapped in a libstrided resource (strided_py_resource_of) whose
  * deallocate calls obj.deallocate(ptr, size, stream=...) with the GIL held.
  *
+ * Copy temporaries (copy_from's allocator=) come from
+ * strided_py_allocating_resource_of: the built-in resources' own, or a
+ * resource whose allocate calls obj.allocate(size, stream=<the copy's
+ * stream>) and keeps the returned Buffer until libstrided gives the memory
+ * back, then closes it on the deallocation stream.
+ *
  * Ownership: a built-in resource object holds one reference to its C
  * resource, and every Buffer allocated from it one more (through the C
  * buffer), so the C resource outlives its allocations. A wrapper holds one
@@ -85,6 +91,8 @@ static PyObject *take_exception(void)
 /* ---- Resources written in Python ---------------------------------------- */
 
 static PyObject *deallocate_name; /* "deallocate" */
+static PyObject *allocate_name;   /* "allocate" */
+static PyObject *close_name;      /* "close" */
 static PyObject *stream_kwnames; /* ("stream",) */
 
 /* libstrided never allocates through a wrapper: Python resources allocate
@@ -536,6 +544,12 @@ int strided_py_add_resource_types(PyObject *module)
         if (deallocate_name == NULL)
             return -1;
     }
+    if (allocate_name == NULL) {
+        allocate_name = PyUnicode_InternFromString("allocate");
+        close_name = PyUnicode_InternFromString("close");
+        if (allocate_name == NULL || close_name == NULL)
+            return -1;
+    }
     if (stream_kwnames == NULL) {
         stream_kwnames = Py_BuildValue("(s)", "stream");
         if (stream_kwnames == NULL)
@@ -550,4 +564,180 @@ int strided_py_add_resource_types(PyObject *module)
             return -1;
     }
     return 0;
+}
+
+/* ---- Resources that allocate through Python (copy temporaries) ---------- */
+
+/* One allocation handed to libstrided: the object allocate() returned, kept
+ * until libstrided gives the memory back. */
+typedef struct held_allocation {
+    struct held_allocation *next;
+    void *ptr;
+    PyObject *buffer;
+} held_allocation;
+
+/* self of an allocating wrapper. */
+typedef struct {
+    PyObject *mr;
+    PyObject *stream; /* passed to allocate(); the copy's own stream object */
+    held_allocation *held;
+    PyObject *error;  /* the first exception allocate() raised, or NULL */
+} allocating;
+
+
+/* The address in a Buffer-like object: a strided.Buffer's pointer, else
+ * int(obj.handle) (cuda.core's Buffer). */
+static int allocation_address(PyObject *buffer, void **out)
+{
+    PyObject *handle = PyObject_GetAttrString(buffer, "handle");
+    if (handle == NULL)
+        return -1;
+    PyObject *as_int = PyNumber_Index(handle);
+    Py_DECREF(handle);
+    if (as_int == NULL)
+        return -1;
+    *out = PyLong_AsVoidPtr(as_int);
+    Py_DECREF(as_int);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static strided_status allocating_allocate(void *self, size_t size, void *stream,
+                                          void **out_ptr)
+{
+    (void)stream; /* the Python stream object stands for it */
+    allocating *a = self;
+    if (!strided_py_can_call_python()) {
+        strided_set_last_error(STRIDED_ERR_UNSUPPORTED, "copy",
+                               "the allocator cannot be called while Python shuts down");
+        return STRIDED_ERR_UNSUPPORTED;
+    }
+    PyGILState_STATE gil = PyGILState_Ensure();
+    strided_status status = STRIDED_ERR_OUT_OF_MEMORY;
+    PyObject *size_obj = PyLong_FromSize_t(size);
+    PyObject *buffer = NULL;
+    held_allocation *h = NULL;
+    void *ptr = NULL;
+    if (size_obj != NULL) {
+        PyObject *args[] = {a->mr, size_obj, a->stream};
+        buffer = PyObject_VectorcallMethod(allocate_name, args, 2, stream_kwnames);
+    }
+    Py_XDECREF(size_obj);
+    if (buffer != NULL && allocation_address(buffer, &ptr) == 0) {
+        h = PyMem_RawMalloc(sizeof *h);
+        if (h == NULL)
+            PyErr_NoMemory();
+    }
+    if (h != NULL) {
+        *h = (held_allocation){a->held, ptr, buffer};
+        a->held = h;
+        *out_ptr = ptr;
+        status = STRIDED_OK;
+    } else {
+        Py_XDECREF(buffer);
+        PyObject *exc = take_exception();
+        strided_set_last_error(status, "copy", "allocator.allocate(%zu) failed", size);
+        if (a->error == NULL)
+            a->error = exc;
+        else
+            Py_XDECREF(exc);
+    }
+    PyGILState_Release(gil);
+    return status;
+}
+
+/* Let go of the allocate() result: close(stream) when it has one (cuda.core
+ * and strided Buffers free their memory in stream order then). */
+static void allocating_deallocate(void *self, void *ptr, size_t size, void *stream)
+{
+    (void)size;
+    allocating *a = self;
+    if (!strided_py_can_call_python())
+        return;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    saved_error pending;
+    save_error(&pending);
+    held_allocation **link = &a->held;
+    while (*link != NULL && (*link)->ptr != ptr)
+        link = &(*link)->next;
+    held_allocation *h = *link;
+    if (h != NULL) {
+        *link = h->next;
+        PyObject *stream_obj = strided_py_stream_object(stream);
+        PyObject *result = NULL;
+        if (stream_obj != NULL && PyObject_HasAttr(h->buffer, close_name)) {
+            PyObject *args[] = {h->buffer, stream_obj};
+            result = PyObject_VectorcallMethod(close_name, args, 2, NULL);
+            if (result == NULL)
+                PyErr_WriteUnraisable(h->buffer);
+        }
+        PyErr_Clear();
+        Py_XDECREF(result);
+        Py_XDECREF(stream_obj);
+        Py_DECREF(h->buffer);
+        PyMem_RawFree(h);
+    }
+    restore_error(&pending);
+    PyGILState_Release(gil);
+}
+
+static void allocating_destroy(void *self)
+{
+    allocating *a = self;
+    if (strided_py_can_call_python()) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        Py_XDECREF(a->mr);
+        Py_XDECREF(a->stream);
+        Py_XDECREF(a->error);
+        PyGILState_Release(gil);
+    }
+    PyMem_RawFree(a);
+}
+
+static const strided_memory_resource_ops allocating_ops = {
+    .allocate = allocating_allocate,
+    .deallocate = allocating_deallocate,
+    .destroy = allocating_destroy,
+};
+
+int strided_py_allocating_resource_of(PyObject *obj, PyObject *stream,
+                                      strided_memory_resource **out, bool *calls_python)
+{
+    *calls_python = false;
+    if (PyObject_TypeCheck(obj, &ResourceType) && ((ResourceObject *)obj)->res) {
+        *out = strided_memory_resource_retain(((ResourceObject *)obj)->res);
+        return 0;
+    }
+    strided_memory_resource_props props;
+    if (read_flag(obj, "is_host_accessible", -1, &props.host_accessible) < 0 ||
+        read_flag(obj, "is_device_accessible", -1, &props.device_accessible) < 0 ||
+        read_flag(obj, "is_managed", 0, &props.managed) < 0 ||
+        read_device_id(obj, &props.device_id) < 0)
+        return -1;
+    props.pooled = false;
+    allocating *a = PyMem_RawMalloc(sizeof *a);
+    if (a == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_INCREF(obj);
+    Py_INCREF(stream);
+    *a = (allocating){obj, stream, NULL, NULL};
+    strided_status status = strided_memory_resource_create(&allocating_ops, a, &props, out);
+    if (status != STRIDED_OK) {
+        Py_DECREF(obj);
+        Py_DECREF(stream);
+        PyMem_RawFree(a);
+        strided_py_raise(status);
+        return -1;
+    }
+    *calls_python = true;
+    return 0;
+}
+
+PyObject *strided_py_allocating_error(strided_memory_resource *mr)
+{
+    allocating *a = strided_memory_resource_self(mr);
+    PyObject *exc = a->error;
+    a->error = NULL;
+    return exc;
 }

@@ -79,6 +79,20 @@ strided_buffer *strided_py_buffer_of(PyObject *obj);
  * once, now. Returns -1 with an exception set on failure. */
 int strided_py_resource_of(PyObject *obj, strided_memory_resource **out);
 
+/* The C resource for copy temporaries from a Python memory resource (new
+ * reference): the built-in resources' own, or a resource whose allocate
+ * calls obj.allocate(size, stream=stream) (stream borrowed, kept) and
+ * holds the result (a strided or cuda.core Buffer: its handle is the
+ * address) until deallocate closes it. *calls_python says which. -1 with an
+ * exception set on failure. */
+int strided_py_allocating_resource_of(PyObject *obj, PyObject *stream,
+                                      strided_memory_resource **out, bool *calls_python);
+
+/* The first exception an allocating resource's allocate raised (new
+ * reference, cleared there), or NULL. mr must be one made with
+ * *calls_python true. */
+PyObject *strided_py_allocating_error(strided_memory_resource *mr);
+
 /* dtype.c. numpy.dtype(obj); new reference. */
 PyObject *strided_py_np_dtype(PyObject *obj);
 

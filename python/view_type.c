@@ -944,18 +944,97 @@ fail:
 
 static const char *const copy_names[] = {"other", "stream", "allocator", "blocking", NULL};
 
+/* The resources of copy_from's allocator (None, a dict with the keys
+ * "host" and "device", or an object with those attributes, such as
+ * CopyAllocatorOptions): new references in t, or -1 with an exception. */
+typedef struct {
+    strided_copy_temporaries t;
+    bool host_calls_python, device_calls_python;
+} copy_allocator;
+
+static int allocator_side(PyObject *allocator, const char *key, PyObject *stream,
+                          strided_memory_resource **out, bool *calls_python)
+{
+    PyObject *mr;
+    if (PyDict_Check(allocator)) {
+        mr = PyDict_GetItemString(allocator, key); /* borrowed */
+        Py_XINCREF(mr);
+    } else {
+        mr = PyObject_GetAttrString(allocator, key);
+        if (mr == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return -1;
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError,
+                         "allocator must be None, a dict or a CopyAllocatorOptions, "
+                         "got %.200s",
+                         Py_TYPE(allocator)->tp_name);
+            return -1;
+        }
+    }
+    int rc = 0;
+    if (mr != NULL && mr != Py_None)
+        rc = strided_py_allocating_resource_of(mr, stream, out, calls_python);
+    Py_XDECREF(mr);
+    return rc;
+}
+
+static int copy_allocator_of(PyObject *allocator, PyObject *stream, copy_allocator *out)
+{
+    *out = (copy_allocator){{NULL, NULL}, false, false};
+    if (allocator == NULL || allocator == Py_None)
+        return 0;
+    if (PyDict_Check(allocator)) {
+        PyObject *key;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(allocator, &pos, &key, NULL)) {
+            if (!PyUnicode_Check(key) || (PyUnicode_CompareWithASCIIString(key, "host") != 0 &&
+                                          PyUnicode_CompareWithASCIIString(key, "device") != 0)) {
+                PyErr_Format(PyExc_ValueError,
+                             "allocator: unknown key %R (the keys are 'host' and 'device')",
+                             key);
+                return -1;
+            }
+        }
+    }
+    if (allocator_side(allocator, "host", stream, &out->t.host, &out->host_calls_python) < 0)
+        return -1;
+    if (allocator_side(allocator, "device", stream, &out->t.device, &out->device_calls_python) <
+        0) {
+        strided_memory_resource_release(out->t.host);
+        return -1;
+    }
+    return 0;
+}
+
+/* Release the resources; when the copy failed in a Python allocate(),
+ * raise what it raised instead of the library's message. */
+static void copy_allocator_done(copy_allocator *a, bool failed)
+{
+    PyObject *exc = NULL;
+    if (a->host_calls_python)
+        exc = strided_py_allocating_error(a->t.host);
+    if (a->device_calls_python) {
+        PyObject *e = strided_py_allocating_error(a->t.device);
+        if (exc == NULL)
+            exc = e;
+        else
+            Py_XDECREF(e);
+    }
+    if (failed && exc != NULL) {
+        PyErr_Clear();
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    }
+    Py_XDECREF(exc);
+    strided_memory_resource_release(a->t.host);
+    strided_memory_resource_release(a->t.device);
+}
+
 /* dst.copy_from(src): the arguments of copy_from and copy_to, checked, and
  * the copy run with the GIL released. */
-static PyObject *copy_views(const char *name, ViewObject *dst, ViewObject *src,
+static PyObject *copy_views(ViewObject *dst, ViewObject *src,
                             PyObject *stream_obj, PyObject *allocator, PyObject *blocking)
 {
-    if (allocator != NULL && allocator != Py_None) {
-        PyErr_Format(PyExc_NotImplementedError,
-                     "%s: allocator is not supported yet (copies between host "
-                     "memory need no temporaries it could provide)",
-                     name);
-        return NULL;
-    }
     unsigned flags = STRIDED_COPY_DEFAULT;
     void *stream = NULL;
     if (stream_obj == NULL || stream_obj == Py_None)
@@ -985,12 +1064,18 @@ static PyObject *copy_views(const char *name, ViewObject *dst, ViewObject *src,
             return NULL;
         }
     }
+    copy_allocator alloc;
+    if (copy_allocator_of(allocator, stream_obj ? stream_obj : Py_None, &alloc) < 0)
+        return NULL;
     strided_status status;
     Py_BEGIN_ALLOW_THREADS
-    status = strided_view_copy(&dst->view, &src->view, stream, flags);
+    status = strided_view_copy_ex(&dst->view, &src->view, stream, flags, &alloc.t);
     Py_END_ALLOW_THREADS
     if (status != STRIDED_OK)
-        return strided_py_raise(status);
+        strided_py_raise(status);
+    copy_allocator_done(&alloc, status != STRIDED_OK);
+    if (status != STRIDED_OK)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -1011,7 +1096,7 @@ static PyObject *view_copy_from(ViewObject *self, PyObject *const *args, Py_ssiz
     if (strided_py_bind_args("copy_from", args, nargs, kwnames, copy_names, 1, a) < 0)
         return NULL;
     ViewObject *src = view_arg("copy_from", a[0]);
-    return src ? copy_views("copy_from", self, src, a[1], a[2], a[3]) : NULL;
+    return src ? copy_views(self, src, a[1], a[2], a[3]) : NULL;
 }
 
 static PyObject *view_copy_to(ViewObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -1021,7 +1106,7 @@ static PyObject *view_copy_to(ViewObject *self, PyObject *const *args, Py_ssize_
     if (strided_py_bind_args("copy_to", args, nargs, kwnames, copy_names, 1, a) < 0)
         return NULL;
     ViewObject *dst = view_arg("copy_to", a[0]);
-    return dst ? copy_views("copy_to", dst, self, a[1], a[2], a[3]) : NULL;
+    return dst ? copy_views(dst, self, a[1], a[2], a[3]) : NULL;
 }
 
 static PyObject *int64_tuple(int n, const int64_t *v, int64_t scale);
@@ -1512,7 +1597,10 @@ static PyMethodDef view_methods[] = {
      "Copy the elements of view other into this view (other is broadcast to this "
      "shape; same dtype; no conversion). Between host memory the copy runs on the "
      "host and is complete on return; with device memory it is queued on stream "
-     "(required), blocking by default only between host and device."},
+     "(required), blocking by default only between host and device. allocator: "
+     "where temporaries come from: None (defaults), a CopyAllocatorOptions or a "
+     "dict with the keys 'host' and 'device' naming memory resources; each "
+     "temporary is one allocate(nbytes, stream=stream) call."},
     {"copy_to", (PyCFunction)(void (*)(void))view_copy_to, KW,
      "copy_to(other, stream=None, allocator=None, blocking=None)\n--\n\n"
      "other.copy_from(self, ...)."},

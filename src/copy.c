@@ -29,10 +29,13 @@ static void run_plan(const strided_copy_plan *p, void *dst, const void *src, int
     strided__copy_host_run(p, d, s, nthreads);
 }
 
-/* strided_copy_host with the layouts' plan made already (volume > 0). */
+/* strided_copy_host with the layouts' plan made already (volume > 0). An
+ * overlapping copy's temporary comes from mr when given (on stream), else
+ * from the heap. */
 static strided_status copy_host_planned(const strided_copy_plan *plan, void *dst,
                                         const strided_layout *dst_layout, const void *src,
-                                        const strided_layout *src_layout, int nthreads)
+                                        const strided_layout *src_layout, int nthreads,
+                                        strided_memory_resource *mr, void *stream)
 {
     const char *op = "copy";
     if (dst == NULL || src == NULL)
@@ -62,15 +65,32 @@ static strided_status copy_host_planned(const strided_copy_plan *plan, void *dst
         status = strided_copy_plan_make(dst_layout, &dense, &outp);
     if (status != STRIDED_OK)
         return status;
-    void *tmp = strided__malloc((size_t)bytes);
-    if (tmp == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate %lld bytes to stage an overlapping "
-                             "copy",
-                             (long long)bytes);
+    strided_buffer *buffer = NULL;
+    void *tmp;
+    if (mr != NULL) {
+        status = strided_buffer_alloc(mr, (size_t)bytes, stream, &buffer);
+        if (status != STRIDED_OK)
+            return status;
+        tmp = strided_buffer_ptr(buffer);
+        if (!strided_buffer_memory_info(buffer).host_accessible) {
+            strided_buffer_release(buffer);
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                                 "the host allocator gave memory the host cannot reach");
+        }
+    } else {
+        tmp = strided__malloc((size_t)bytes);
+        if (tmp == NULL)
+            return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
+                                 "cannot allocate %lld bytes to stage an overlapping "
+                                 "copy",
+                                 (long long)bytes);
+    }
     run_plan(&in, tmp, src, nthreads);
     run_plan(&outp, dst, tmp, nthreads);
-    strided__free(tmp);
+    if (buffer != NULL)
+        strided_buffer_release(buffer);
+    else
+        strided__free(tmp);
     return STRIDED_OK;
 }
 
@@ -82,7 +102,7 @@ strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
     strided_status status = strided_copy_plan_make(dst_layout, src_layout, &plan);
     if (status != STRIDED_OK || plan.volume == 0)
         return status;
-    return copy_host_planned(&plan, dst, dst_layout, src, src_layout, nthreads);
+    return copy_host_planned(&plan, dst, dst_layout, src, src_layout, nthreads, NULL, NULL);
 }
 
 /* Wait on the host for the work queued on stream, in device's context. */
@@ -156,7 +176,8 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
                 return status;
         }
         return copy_host_planned(&plan, strided_view_ptr(dst), &dst->layout,
-                                 strided_view_ptr(src), &src->layout, 0);
+                                 strided_view_ptr(src), &src->layout, 0,
+                                 temporaries ? temporaries->host : NULL, stream);
     }
 
     if (no_stream)

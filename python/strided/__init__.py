@@ -28,11 +28,13 @@ from strided._strided import (
     __version__,
     copy_plan,
 )
+from strided._copy import CopyAllocatorOptions
 from strided._proxy import args_viewable_as_strided_memory
 
 __all__ = [
     "MAX_NDIM",
     "Buffer",
+    "CopyAllocatorOptions",
     "DeviceMemoryResource",
     "HostMemoryResource",
     "ManagedMemoryResource",

@@ -815,12 +815,115 @@ def test_error_other_not_a_view(other):
     g.untouched()
 
 
-@pytest.mark.parametrize("allocator", [{}, {"host": None}, object(), HostMemoryResource()])
-def test_error_allocator(allocator):
+class CountingHostResource:
+    """A memory resource written in Python (cuda.core's interface) that
+    records every allocate and close, handing out numpy-backed Buffers."""
+
+    is_host_accessible = True
+    is_device_accessible = False
+    device_id = -1
+
+    def __init__(self, fail=None):
+        self.calls, self.closed, self.fail = [], [], fail
+
+    def allocate(self, size, stream=None):
+        self.calls.append((size, stream))
+        if self.fail is not None:
+            raise self.fail
+        backing = np.full(size, 0xAB, np.uint8)
+        res = self
+
+        class Held:
+            handle = backing.ctypes.data
+
+            def close(self, stream=None):
+                res.closed.append((backing.nbytes, stream))
+
+        return Held()
+
+
+def overlapping_pair(n=6):
+    """dst = a[1:], src = a[:-1] of one array: an overlapping copy, which
+    needs one host temporary of the source's bytes."""
+    a = np.arange(n * n, dtype=np.float32).reshape(n, n)
+    want = a.copy()
+    want[1:] = a[:-1]
+    return a, view_of(a[1:]), view_of(a[:-1]), want
+
+
+@pytest.mark.parametrize("form", ["options", "dict"])
+def test_allocator_host_temporary(form):
+    """An overlapping host copy takes its one temporary from allocator's
+    host resource: one allocate(nbytes, stream=...) call with the copy's
+    stream object, closed once afterwards, the result right."""
+    mr = CountingHostResource()
+    allocator = (strided.CopyAllocatorOptions(host=mr) if form == "options"
+                 else {"host": mr, "device": None})
+    a, dv, sv, want = overlapping_pair()
+    dv.copy_from(sv, allocator=allocator)
+    np.testing.assert_array_equal(a, want)
+    assert mr.calls == [(5 * 6 * 4, None)]
+    assert mr.closed == [(5 * 6 * 4, None)]
+
+
+def test_allocator_not_used_without_temporary():
+    """A copy that needs no temporary never calls the allocator."""
+    mr = CountingHostResource()
+    d, s = np.zeros((3, 4), np.int16), np.arange(12, dtype=np.int16).reshape(4, 3).T
+    view_of(d).copy_from(view_of(s), allocator=strided.CopyAllocatorOptions(host=mr,
+                                                                            device=mr))
+    np.testing.assert_array_equal(d, s)
+    assert mr.calls == []
+
+
+def test_allocator_builtin_resource():
+    """strided's own resources serve temporaries directly."""
+    a, dv, sv, want = overlapping_pair(9)
+    sv.copy_to(dv, allocator={"host": HostMemoryResource()})
+    np.testing.assert_array_equal(a, want)
+
+
+def test_allocator_failure_raises_its_exception():
+    """allocate() raising: the copy raises that exception, the destination is
+    untouched, nothing is closed."""
+    mr = CountingHostResource(fail=MemoryError("pool exhausted"))
+    a, dv, sv, _ = overlapping_pair()
+    g = Guarded(a)
+    with pytest.raises(MemoryError, match="pool exhausted"):
+        dv.copy_from(sv, allocator={"host": mr})
+    g.untouched()
+    assert len(mr.calls) == 1 and mr.closed == []
+
+
+def test_allocator_device_memory_for_host_staging():
+    """A host temporary from memory the host cannot reach is refused."""
+
+    class DeviceOnly(CountingHostResource):
+        is_host_accessible = False
+        is_device_accessible = True
+        device_id = 0
+
+    mr = DeviceOnly()
+    a, dv, sv, _ = overlapping_pair()
+    g = Guarded(a)
+    with pytest.raises(ValueError, match="host cannot reach"):
+        dv.copy_from(sv, allocator={"host": mr})
+    g.untouched()
+    assert len(mr.calls) == 1 and len(mr.closed) == 1
+
+
+@pytest.mark.parametrize("allocator,exc,message", [
+    ({"hots": None}, ValueError, "unknown key 'hots'"),
+    ({1: None}, ValueError, "unknown key 1"),
+    (object(), TypeError, "allocator must be None, a dict or a CopyAllocatorOptions"),
+    (3, TypeError, "allocator must be"),
+    ({"host": object()}, AttributeError, "is_host_accessible"),
+])
+def test_error_allocator(allocator, exc, message):
     d = np.zeros((2, 5), np.int32)
     s = np.ones((2, 5), np.int32)
     g = Guarded(d)
-    both_ways(view_of(d), view_of(s), NotImplementedError, "allocator", allocator=allocator)
+    both_ways(view_of(d), view_of(s), exc, message, allocator=allocator)
     g.untouched()
 
 
