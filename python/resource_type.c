@@ -203,6 +203,18 @@ static int read_device_id(PyObject *obj, int *out)
     return 0;
 }
 
+/* A Python resource's properties, read once. */
+static int read_props(PyObject *obj, strided_memory_resource_props *props)
+{
+    props->pooled = false;
+    if (read_flag(obj, "is_host_accessible", -1, &props->host_accessible) < 0 ||
+        read_flag(obj, "is_device_accessible", -1, &props->device_accessible) < 0 ||
+        read_flag(obj, "is_managed", 0, &props->managed) < 0 ||
+        read_device_id(obj, &props->device_id) < 0)
+        return -1;
+    return 0;
+}
+
 int strided_py_resource_of(PyObject *obj, strided_memory_resource **out)
 {
     if (PyObject_TypeCheck(obj, &ResourceType) && ((ResourceObject *)obj)->res) {
@@ -210,10 +222,7 @@ int strided_py_resource_of(PyObject *obj, strided_memory_resource **out)
         return 0;
     }
     strided_memory_resource_props props;
-    if (read_flag(obj, "is_host_accessible", -1, &props.host_accessible) < 0 ||
-        read_flag(obj, "is_device_accessible", -1, &props.device_accessible) < 0 ||
-        read_flag(obj, "is_managed", 0, &props.managed) < 0 ||
-        read_device_id(obj, &props.device_id) < 0)
+    if (read_props(obj, &props) < 0)
         return -1;
     Py_INCREF(obj); /* the wrapper's, dropped by wrapper_destroy */
     strided_memory_resource *res;
@@ -708,12 +717,8 @@ int strided_py_allocating_resource_of(PyObject *obj, PyObject *stream,
         return 0;
     }
     strided_memory_resource_props props;
-    if (read_flag(obj, "is_host_accessible", -1, &props.host_accessible) < 0 ||
-        read_flag(obj, "is_device_accessible", -1, &props.device_accessible) < 0 ||
-        read_flag(obj, "is_managed", 0, &props.managed) < 0 ||
-        read_device_id(obj, &props.device_id) < 0)
+    if (read_props(obj, &props) < 0)
         return -1;
-    props.pooled = false;
     allocating *a = PyMem_RawMalloc(sizeof *a);
     if (a == NULL) {
         PyErr_NoMemory();
