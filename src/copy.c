@@ -2,9 +2,10 @@
  * copy.c: running copies (strided/copy.h). strided_copy_host plans, stages
  * overlapping copies through a temporary and hands the plan to the host
  * executor (copy_cpu.c); strided_view_copy picks the host or a device by
- * where the two views' memory is, and hands device copies to the device
- * executor (cuda/copy_cuda.c) or, for one contiguous run between pageable
- * host memory and a device, to one cuMemcpyAsync.
+ * where the two views' memory is: host-accessible memory on both sides runs
+ * here, host memory against device memory is a transfer
+ * (cuda/copy_transfer.c), device or managed memory on both sides runs on
+ * the devices (cuda/copy_device.c, kernels in cuda/copy_cuda.c).
  */
 #include <stdint.h>
 #include <string.h>
@@ -17,6 +18,9 @@ void strided__copy_footprint(const strided_layout *l, uintptr_t base, uintptr_t 
 {
     int64_t mn = 0, mx = -1;
     strided_layout_offset_bounds(l, &mn, &mx);
+    /* The bounds count from offset 0; base is element 0, slice_offset on. */
+    mn -= l->slice_offset;
+    mx -= l->slice_offset;
     uintptr_t size = (uintptr_t)l->itemsize;
     *lo = base + (uintptr_t)mn * size;
     *hi = base + ((uintptr_t)mx + 1) * size;
@@ -99,7 +103,7 @@ strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
                                  int nthreads)
 {
     strided_copy_plan plan;
-    strided_status status = strided_copy_plan_make(dst_layout, src_layout, &plan);
+    strided_status status = strided__copy_plan_cached(dst_layout, src_layout, &plan);
     if (status != STRIDED_OK || plan.volume == 0)
         return status;
     return copy_host_planned(&plan, dst, dst_layout, src, src_layout, nthreads, NULL, NULL);
@@ -158,7 +162,7 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
     strided_status status = check_views(op, dst, src, flags);
     strided_copy_plan plan;
     if (status == STRIDED_OK)
-        status = strided_copy_plan_make(&dst->layout, &src->layout, &plan);
+        status = strided__copy_plan_cached(&dst->layout, &src->layout, &plan);
     if (status != STRIDED_OK || plan.volume == 0)
         return status;
     strided_memory_info di = strided_buffer_memory_info(dst->buffer);

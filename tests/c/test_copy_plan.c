@@ -4,12 +4,21 @@
  * validation errors, and, for thousands of random pairs, that the plan
  * visits exactly the (destination offset, source offset) pairs the two
  * layouts define (a brute-force oracle over the destination's indices).
+ *
+ * Then the plan cache that copies plan through (strided__copy_plan_cached,
+ * src/copy_internal.h): the same plans as the planner for thousands of
+ * random pairs, pairs whose hashes are made to collide, replacement in a
+ * full set, one cache per thread, errors reported on every call, and
+ * planning without memory for the cache.
  */
 #include "test_util.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "strided/copy.h"
+/* The cache is internal; this test's target does not see src/. */
+#include "../../src/copy_internal.h"
 
 #define OP "copy"
 
@@ -263,6 +272,39 @@ static int64_t plan_pairs(const strided_copy_plan *p, pair *out)
     return p->volume;
 }
 
+/* A random pair of at most 5 axes and 1024 elements: the destination a
+ * permuted dense layout with some axes reversed, the source a suffix of
+ * its shape (extents possibly 1) with strides in -7..7 (zero allowed: the
+ * source may repeat). Uses rand(). */
+static void random_pair(strided_layout *dst, strided_layout *src)
+{
+    int nd = 1 + rand() % 5;
+    int64_t shape[5];
+    for (int i = 0; i < nd; i++)
+        shape[i] = 1 + rand() % 4;
+    int perm[5];
+    for (int i = 0; i < nd; i++)
+        perm[i] = i;
+    for (int i = nd - 1; i > 0; i--) {
+        int j = rand() % (i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    int64_t ds[5], step = 1;
+    for (int k = nd - 1; k >= 0; k--) {
+        ds[perm[k]] = step * ((rand() % 4 == 0) ? -1 : 1);
+        step *= shape[perm[k]];
+    }
+    *dst = L(nd, shape, ds, 4);
+    int ns = rand() % (nd + 1);
+    int64_t sshape[5], ss[5];
+    for (int j = 0; j < ns; j++) {
+        sshape[j] = rand() % 3 == 0 ? 1 : shape[nd - ns + j];
+        ss[j] = rand() % 15 - 7;
+    }
+    *src = L(ns, sshape, ss, 4);
+}
+
 static void test_random_plans_visit_the_same_pairs(void **state)
 {
     (void)state;
@@ -271,39 +313,11 @@ static void test_random_plans_visit_the_same_pairs(void **state)
     static pair want[MAXV], got[MAXV];
     int kinds[6] = {0};
     for (int c = 0; c < CASES; c++) {
-        int nd = 1 + rand() % 5;
-        int64_t shape[5], vol = 1;
-        for (int i = 0; i < nd; i++) {
-            shape[i] = 1 + rand() % 4;
-            vol *= shape[i];
-        }
-        /* The destination: a permuted dense layout, some axes reversed. */
-        int perm[5];
-        for (int i = 0; i < nd; i++)
-            perm[i] = i;
-        for (int i = nd - 1; i > 0; i--) {
-            int j = rand() % (i + 1), t = perm[i];
-            perm[i] = perm[j];
-            perm[j] = t;
-        }
-        int64_t ds[5], step = 1;
-        for (int k = nd - 1; k >= 0; k--) {
-            ds[perm[k]] = step * ((rand() % 4 == 0) ? -1 : 1);
-            step *= shape[perm[k]];
-        }
-        strided_layout dst = L(nd, shape, ds, 4);
-        /* The source: a suffix of the shape, extents possibly 1, strides
-         * random in -7..7 (zero allowed: the source may repeat). */
-        int ns = rand() % (nd + 1);
-        int64_t sshape[5], ss[5];
-        for (int j = 0; j < ns; j++) {
-            sshape[j] = rand() % 3 == 0 ? 1 : shape[nd - ns + j];
-            ss[j] = rand() % 15 - 7;
-        }
-        strided_layout src = L(ns, sshape, ss, 4);
+        strided_layout dst, src;
+        random_pair(&dst, &src);
         strided_copy_plan p = plan(&dst, &src);
         kinds[p.kernel]++;
-        assert_true(vol <= MAXV);
+        assert_true(strided_layout_volume(&dst) <= MAXV);
         int64_t n = layout_pairs(&dst, &src, want);
         assert_i64(plan_pairs(&p, got), n);
         qsort(want, (size_t)n, sizeof *want, cmp_pair);
@@ -324,6 +338,306 @@ static void test_random_plans_visit_the_same_pairs(void **state)
         assert_true(kinds[k] > 0);
 }
 
+/* ---- the plan cache ---- */
+
+/* Two plans agree in every field a plan defines: the header and the first
+ * ndim axes. */
+#define assert_same_plan(a, b) check_same_plan_((a), (b), __FILE__, __LINE__)
+
+static void check_same_plan_(const strided_copy_plan *a, const strided_copy_plan *b,
+                             const char *file, int line)
+{
+    bool same = a->kernel == b->kernel && a->ndim == b->ndim && a->itemsize == b->itemsize &&
+                a->src_unit_axis == b->src_unit_axis && a->volume == b->volume &&
+                a->dst_offset == b->dst_offset && a->src_offset == b->src_offset;
+    for (int i = 0; same && i < a->ndim; i++)
+        same = a->shape[i] == b->shape[i] && a->dst_strides[i] == b->dst_strides[i] &&
+               a->src_strides[i] == b->src_strides[i];
+    if (!same)
+        fail_at(file, line,
+                "plans differ: %s ndim %d volume %lld offsets %lld/%lld, against %s ndim %d "
+                "volume %lld offsets %lld/%lld\n",
+                strided_copy_kernel_name(a->kernel), a->ndim, (long long)a->volume,
+                (long long)a->dst_offset, (long long)a->src_offset,
+                strided_copy_kernel_name(b->kernel), b->ndim, (long long)b->volume,
+                (long long)b->dst_offset, (long long)b->src_offset);
+}
+
+/* Look the pair up and check the plan against the planner's. */
+#define assert_cached(dst, src) check_cached_((dst), (src), __FILE__, __LINE__)
+
+static void check_cached_(const strided_layout *dst, const strided_layout *src,
+                          const char *file, int line)
+{
+    strided_copy_plan want, got;
+    check_status_(strided_copy_plan_make(dst, src, &want), STRIDED_OK, file, line);
+    memset(&got, SENTINEL, sizeof got);
+    check_status_(strided__copy_plan_cached(dst, src, &got), STRIDED_OK, file, line);
+    check_same_plan_(&got, &want, file, line);
+}
+
+static strided__plan_cache_stats cache_stats(void)
+{
+    strided__plan_cache_stats s;
+    strided__copy_plan_cache_stats(&s);
+    return s;
+}
+
+#define assert_stats(hits, misses, evictions, entries)                         \
+    check_stats_((hits), (misses), (evictions), (entries), __FILE__, __LINE__)
+
+static void check_stats_(uint64_t hits, uint64_t misses, uint64_t evictions, int entries,
+                         const char *file, int line)
+{
+    strided__plan_cache_stats s = cache_stats();
+    if (s.hits != hits || s.misses != misses || s.evictions != evictions ||
+        s.entries != entries)
+        fail_at(file, line,
+                "cache: %llu hits, %llu misses, %llu evictions, %d entries; expected %llu, "
+                "%llu, %llu, %d\n",
+                (unsigned long long)s.hits, (unsigned long long)s.misses,
+                (unsigned long long)s.evictions, s.entries, (unsigned long long)hits,
+                (unsigned long long)misses, (unsigned long long)evictions, entries);
+}
+
+static void test_cache_gives_the_planners_plans(void **state)
+{
+    (void)state;
+    enum { PAIRS = 300, ROUNDS = 10 };
+    static strided_layout dst[PAIRS], src[PAIRS];
+    srand(777);
+    strided__copy_plan_cache_clear();
+    assert_stats(0, 0, 0, 0);
+    /* Thousands of random pairs, each looked up twice: planned, then
+     * found. */
+    for (int c = 0; c < 4000; c++) {
+        strided_layout d, s;
+        random_pair(&d, &s);
+        assert_cached(&d, &s);
+        assert_cached(&d, &s);
+    }
+    strided__plan_cache_stats st = cache_stats();
+    assert_int_equal(st.hits + st.misses, 8000);
+    assert_true(st.hits >= 4000);
+    assert_int_equal(st.capacity, 64);
+    /* More pairs than the cache holds, in random order: every lookup, hit
+     * or miss, gives the planner's plan. Every miss fills an empty entry
+     * or replaces one. */
+    strided__copy_plan_cache_clear();
+    for (int i = 0; i < PAIRS; i++)
+        random_pair(&dst[i], &src[i]);
+    for (int r = 0; r < ROUNDS * PAIRS; r++) {
+        int i = rand() % PAIRS;
+        assert_cached(&dst[i], &src[i]);
+    }
+    st = cache_stats();
+    assert_int_equal(st.hits + st.misses, ROUNDS * PAIRS);
+    assert_true(st.hits > 0);
+    assert_true(st.evictions > 0);
+    assert_true(st.entries > 0 && st.entries <= st.capacity);
+    assert_int_equal(st.misses, (uint64_t)st.entries + st.evictions);
+}
+
+/* Pairs that differ in one keyed field each. */
+static void test_cache_keeps_pairs_with_the_same_hash_apart(void **state)
+{
+    (void)state;
+    /* Every hash 0: every pair lands in one set of two entries, and only
+     * the comparison of every key word tells them apart. */
+    strided__copy_plan_cache_set_hash_mask(0);
+    strided_layout c46 = L(DIMS(4, 6), NULL, 4);
+    strided_layout t46 = L(DIMS(4, 6), I64(1, 4), 4);       /* .T of (6,4) */
+    strided_layout r46 = L(DIMS(4, 6), I64(8, 1), 4);       /* rows */
+    strided_layout t46b = L(DIMS(4, 6), I64(1, 5), 4);      /* one stride */
+    strided_layout c64 = L(DIMS(6, 4), I64(4, 1), 4);       /* the shape */
+    strided_layout c46x8 = L(DIMS(4, 6), NULL, 8);          /* the itemsize */
+    strided_layout t46x8 = L(DIMS(4, 6), I64(1, 4), 8);
+    strided_layout row6 = L(DIMS(6), NULL, 4);              /* src ndim 1 */
+    strided_layout row16 = L(DIMS(1, 6), NULL, 4);          /* src ndim 2 */
+    strided_layout col41 = L(DIMS(4, 1), NULL, 4);
+    const strided_layout *pairs[][2] = {
+        {&c46, &t46}, {&c46, &r46}, {&c46, &t46b}, {&c64, &c64},    {&c46x8, &t46x8},
+        {&c46, &row6}, {&c46, &row16}, {&c46, &col41}, {&c46, &c46},
+    };
+    const int n = (int)(sizeof pairs / sizeof pairs[0]);
+    /* Each pair after each other: a's plan is never b's. */
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            assert_cached(pairs[a][0], pairs[a][1]);
+            assert_cached(pairs[b][0], pairs[b][1]);
+            assert_cached(pairs[a][0], pairs[a][1]);
+        }
+    assert_true(cache_stats().hits > 0);
+    assert_int_equal(cache_stats().entries, 2);
+
+    /* implicit_strides is keyed too: a hand-made layout that claims
+     * implicit strides skips the uniqueness test (the planner trusts it),
+     * the same strides stated explicitly fail it, every time. */
+    strided_layout repeat = L(DIMS(4, 4), I64(1, 0), 4);
+    strided_layout claims = repeat;
+    claims.implicit_strides = true;
+    strided_layout s44 = L(DIMS(4, 4), NULL, 4);
+    assert_cached(&claims, &s44);
+    strided_copy_plan p;
+    for (int i = 0; i < 2; i++)
+        assert_error(strided__copy_plan_cached(&repeat, &s44, &p), STRIDED_ERR_INVALID_ARGUMENT,
+                     OP, "The destination layout is non-unique, i.e. some elements may "
+                         "overlap in memory: (4,4):(1,0)");
+    strided__copy_plan_cache_set_hash_mask(UINT64_MAX);
+    strided__copy_plan_cache_clear();
+}
+
+/* In a full set the entry used less recently is replaced. */
+static void test_cache_replaces_the_older_entry(void **state)
+{
+    (void)state;
+    strided__copy_plan_cache_set_hash_mask(0);
+    strided_layout c = L(DIMS(8, 8), NULL, 2);
+    strided_layout a = L(DIMS(8, 8), I64(1, 8), 2);
+    strided_layout b = L(DIMS(8, 8), I64(16, 1), 2);
+    strided_layout d = L(DIMS(8, 8), I64(16, 2), 2);
+    assert_cached(&c, &a); /* miss */
+    assert_cached(&c, &b); /* miss */
+    assert_stats(0, 2, 0, 2);
+    assert_cached(&c, &a); /* hit: b is now the older */
+    assert_cached(&c, &d); /* miss: replaces b */
+    assert_stats(1, 3, 1, 2);
+    assert_cached(&c, &a); /* hit */
+    assert_cached(&c, &b); /* miss: replaces d */
+    assert_stats(2, 4, 2, 2);
+    assert_cached(&c, &b); /* hit */
+    assert_cached(&c, &a); /* hit */
+    assert_stats(4, 4, 2, 2);
+    /* Clearing forgets everything and starts the counters again. */
+    strided__copy_plan_cache_clear();
+    assert_stats(0, 0, 0, 0);
+    assert_cached(&c, &a);
+    assert_stats(0, 1, 0, 1);
+    strided__copy_plan_cache_clear();
+}
+
+/* Each thread its own cache: four threads, each looking up its own two
+ * pairs a thousand times, see exactly two misses each; the main thread's
+ * cache is untouched. */
+typedef struct worker {
+    strided_layout dst[2], src[2];
+    strided_copy_plan want[2];
+    strided__plan_cache_stats stats;
+    int wrong;
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    for (int r = 0; r < 1000; r++)
+        for (int k = 0; k < 2; k++) {
+            strided_copy_plan got;
+            if (strided__copy_plan_cached(&w->dst[k], &w->src[k], &got) != STRIDED_OK ||
+                got.kernel != w->want[k].kernel || got.ndim != w->want[k].ndim ||
+                got.volume != w->want[k].volume ||
+                memcmp(got.src_strides, w->want[k].src_strides,
+                       (size_t)got.ndim * sizeof(int64_t)) != 0)
+                w->wrong++;
+        }
+    strided__copy_plan_cache_stats(&w->stats);
+    return NULL;
+}
+
+static void test_cache_is_per_thread(void **state)
+{
+    (void)state;
+    enum { THREADS = 4 };
+    static worker w[THREADS];
+    pthread_t t[THREADS];
+    strided__copy_plan_cache_clear();
+    strided_layout c = L(DIMS(16, 16), NULL, 4);
+    assert_cached(&c, &c);
+    for (int i = 0; i < THREADS; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        int64_t n = 3 + i;
+        w[i].dst[0] = L(DIMS(n, 5), NULL, 4);
+        w[i].src[0] = L(DIMS(n, 5), I64(1, n), 4); /* transpose */
+        w[i].dst[1] = L(DIMS(n, 5), NULL, 4);
+        w[i].src[1] = L(DIMS(n, 5), I64(5 * i + 7, 1), 4); /* rows */
+        for (int k = 0; k < 2; k++)
+            w[i].want[k] = plan(&w[i].dst[k], &w[i].src[k]);
+    }
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    for (int i = 0; i < THREADS; i++) {
+        assert_int_equal(w[i].wrong, 0);
+        assert_int_equal(w[i].stats.misses, 2);
+        assert_int_equal(w[i].stats.hits, 1998);
+        assert_int_equal(w[i].stats.entries, 2);
+    }
+    assert_stats(0, 1, 0, 1);
+    strided__copy_plan_cache_clear();
+}
+
+/* A pair that fails to plan is never kept: it fails, with its message,
+ * on every call, and the output stays untouched. */
+static void test_cache_reports_errors_every_time(void **state)
+{
+    (void)state;
+    strided__copy_plan_cache_clear();
+    strided_layout d8 = L(DIMS(3, 4), NULL, 8), s4 = L(DIMS(3, 4), NULL, 4);
+    strided_layout d = L(DIMS(3, 4), NULL, 4), s5 = L(DIMS(5), NULL, 4);
+    strided_layout repeat = L(DIMS(4, 4), I64(1, 0), 4), s44 = L(DIMS(4, 4), NULL, 4);
+    strided_copy_plan p;
+    memset(&p, SENTINEL, sizeof p);
+    for (int i = 0; i < 2; i++) {
+        assert_error(strided__copy_plan_cached(&d8, &s4, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                     "The itemsize of the destination and source layouts must match. Got "
+                     "dst itemsize:8 and src itemsize:4");
+        assert_error(strided__copy_plan_cached(&d, &s5, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                     "Layouts of shapes (3,4) and (5,) cannot be broadcast together");
+        assert_error(strided__copy_plan_cached(&repeat, &s44, &p),
+                     STRIDED_ERR_INVALID_ARGUMENT, OP,
+                     "The destination layout is non-unique, i.e. some elements may overlap "
+                     "in memory: (4,4):(1,0)");
+        assert_error(strided__copy_plan_cached(NULL, &d, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                     "dst, src and out are required");
+        assert_error(strided__copy_plan_cached(&d, NULL, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                     "dst, src and out are required");
+        assert_error(strided__copy_plan_cached(&d, &d, NULL), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                     "dst, src and out are required");
+        assert_untouched(&p, sizeof p);
+    }
+    assert_stats(0, 0, 0, 0);
+    /* A valid pair next to them is kept as usual. */
+    assert_cached(&d, &d);
+    assert_cached(&d, &d);
+    assert_stats(1, 1, 0, 1);
+    strided__copy_plan_cache_clear();
+}
+
+/* Without memory for the cache (or for an entry), plans are still made,
+ * just not kept. */
+static void test_cache_without_memory_still_plans(void **state)
+{
+    (void)state;
+    strided_layout c = L(DIMS(5, 7), NULL, 4), t = L(DIMS(5, 7), I64(1, 5), 4);
+    strided_layout r = L(DIMS(5, 7), I64(9, 1), 4);
+    strided__copy_plan_cache_clear();
+    strided__fail_allocation_after(0); /* the cache itself */
+    assert_cached(&c, &t);
+    strided__fail_allocation_after(-1);
+    assert_stats(0, 0, 0, 0);
+    assert_cached(&c, &t); /* the cache and the entry's words */
+    assert_stats(0, 1, 0, 1);
+    strided__fail_allocation_after(0); /* the next entry's words */
+    assert_cached(&c, &r);
+    strided__fail_allocation_after(-1);
+    assert_stats(0, 2, 0, 1);
+    assert_cached(&c, &r); /* planned again, kept this time */
+    assert_cached(&c, &r);
+    assert_cached(&c, &t);
+    assert_stats(2, 3, 0, 2);
+    strided__copy_plan_cache_clear();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +650,12 @@ int main(void)
         cmocka_unit_test(test_sixty_two_dimensions_merge),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_random_plans_visit_the_same_pairs),
+        cmocka_unit_test(test_cache_gives_the_planners_plans),
+        cmocka_unit_test(test_cache_keeps_pairs_with_the_same_hash_apart),
+        cmocka_unit_test(test_cache_replaces_the_older_entry),
+        cmocka_unit_test(test_cache_is_per_thread),
+        cmocka_unit_test(test_cache_reports_errors_every_time),
+        cmocka_unit_test(test_cache_without_memory_still_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
