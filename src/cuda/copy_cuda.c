@@ -22,8 +22,8 @@
  *               a block (256 units) go to gather_W instead.
  *   TRANSPOSE   transpose_S (shared-memory tiles), transpose_Sp for 1- and
  *               2-byte elements whose words are aligned (packed words);
- *               gather_S where the tiles would be less than 1/16 full
- *               (extents of 2 or 3 on a tile axis).
+ *               transpose_thin_S where a or b is at most STRIDED_COPY_THIN
+ *               long (rectangular tiles spanning the short axis).
  *   BROADCAST   broadcast_Sx16 (16-byte words of copies) where the runs are
  *               aligned, else broadcast_S; short runs go to gather_S.
  *   GATHER      gather_U: one unit per thread and step, unravelled with
@@ -79,8 +79,12 @@ strided_status strided__copy_device_run(const strided_copy_plan *p,
 #define BLOCKS_PER_SM 16
 
 /* A contiguous copy at least this large whose addresses share less than
- * 4 bytes of alignment goes to cuMemcpyAsync. */
+ * 4 bytes of alignment goes to cuMemcpyAsync, and so does every contiguous
+ * copy of at least MEMCPY_LARGE_BYTES: the driver's copy reaches the
+ * bandwidth ceiling (100% against the vector kernel's 91% on an H200 for
+ * 1 GiB; the kernel is as fast up to a few MiB and launches cheaper). */
 #define MEMCPY_MIN_BYTES ((int64_t)1 << 20)
+#define MEMCPY_LARGE_BYTES ((int64_t)8 << 20)
 
 /* The kernels, by index; see kernel_names. */
 enum {
@@ -91,7 +95,8 @@ enum {
     K_GATHER = K_BROADCAST16 + 4,          /* + 4 unit + 2 wide + many */
     K_TRANSPOSE = K_GATHER + 20,           /* + 2 unit + wide */
     K_TRANSPOSE_PACKED = K_TRANSPOSE + 10, /* + 2 unit (1, 2 bytes) + wide */
-    K_COUNT = K_TRANSPOSE_PACKED + 4,
+    K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4, /* + 2 unit + wide */
+    K_COUNT = K_TRANSPOSE_THIN + 10,
     K_MEMCPY = -1 /* not a kernel: cuMemcpyAsync */
 };
 
@@ -125,6 +130,11 @@ static const char *const kernel_names[] = {
     WIDTHS("strided_copy_transpose_16"),
     WIDTHS("strided_copy_transpose_1p"),
     WIDTHS("strided_copy_transpose_2p"),
+    WIDTHS("strided_copy_transpose_thin_1"),
+    WIDTHS("strided_copy_transpose_thin_2"),
+    WIDTHS("strided_copy_transpose_thin_4"),
+    WIDTHS("strided_copy_transpose_thin_8"),
+    WIDTHS("strided_copy_transpose_thin_16"),
 };
 _Static_assert(sizeof kernel_names / sizeof kernel_names[0] == K_COUNT,
                "one name per kernel");
@@ -273,7 +283,7 @@ static strided_status contiguous(int64_t nbytes, uint64_t dst, uint64_t src,
 {
     int64_t w = alignment_of(dst ^ src);
 
-    if (w < 4 && nbytes >= MEMCPY_MIN_BYTES) {
+    if ((w < 4 && nbytes >= MEMCPY_MIN_BYTES) || nbytes >= MEMCPY_LARGE_BYTES) {
         l->kernel = K_MEMCPY;
         l->count = nbytes;
         return STRIDED_OK;
@@ -282,7 +292,7 @@ static strided_status contiguous(int64_t nbytes, uint64_t dst, uint64_t src,
     l->kind = ARGS_SPAN;
     l->count = nbytes;
     l->work = ceil_div(nbytes, w);
-    l->per_block = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL;
+    l->per_block = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL_OF(w);
     return STRIDED_OK;
 }
 
@@ -322,19 +332,20 @@ static strided_status gather(axis *ax, int n, int64_t unit, uint64_t dst,
                    : (many ? ARGS32_64 : ARGS32_8);
     l->count = count;
     l->work = count;
-    l->per_block = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL;
+    l->per_block = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL_OF(w);
     set_axes(l, ax, n);
     return STRIDED_OK;
 }
 
-/* Rows of n_b units along b (strides dst_b, src_b) at the offsets of the
- * batch axes, in chunks of a block's units. */
+/* Rows of n_b units of unit bytes (the destination's) along b (strides
+ * dst_b, src_b) at the offsets of the batch axes, in chunks of a block's
+ * units. */
 static strided_status row_chunks(const axis *batch, int nbatch, int64_t n_b,
-                                 int64_t dst_b, int64_t src_b, int kernel,
+                                 int64_t dst_b, int64_t src_b, int64_t unit, int kernel,
                                  launch *l)
 {
     int64_t rows, dst_reach, src_reach;
-    int64_t chunk = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL;
+    int64_t chunk = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL_OF(unit);
     int64_t chunks = ceil_div(n_b, chunk);
 
     if (!measure(batch, nbatch, &rows, &dst_reach, &src_reach) ||
@@ -374,7 +385,7 @@ static strided_status rows(axis *ax, int n, int64_t itemsize, uint64_t dst,
     }
     if (ax[0].n < STRIDED_COPY_THREADS)
         return gather(ax, n, w, dst, src, l);
-    return row_chunks(ax + 1, n - 1, ax[0].n, 1, 1, K_ROWS + log2_of(w), l);
+    return row_chunks(ax + 1, n - 1, ax[0].n, 1, 1, w, K_ROWS + log2_of(w), l);
 }
 
 /* Runs filled with one source element each. Assumes: n >= 1, ax[0] has
@@ -401,12 +412,12 @@ static strided_status broadcast(axis *ax, int n, int64_t itemsize,
     if (words) {
         for (int i = 1; i < n; i++)
             ax[i].d = ax[i].d * itemsize / 16;
-        return row_chunks(ax + 1, n - 1, row_bytes / 16, 1, 0,
+        return row_chunks(ax + 1, n - 1, row_bytes / 16, 1, 0, 16,
                           K_BROADCAST16 + log2_of(itemsize), l);
     }
     if (ax[0].n < STRIDED_COPY_THREADS)
         return gather(ax, n, itemsize, dst, src, l);
-    return row_chunks(ax + 1, n - 1, ax[0].n, ax[0].d, 0,
+    return row_chunks(ax + 1, n - 1, ax[0].n, ax[0].d, 0, itemsize,
                       K_BROADCAST + log2_of(itemsize), l);
 }
 
@@ -425,23 +436,32 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize,
         return gather(ax, n, itemsize, dst, src, l);
     const int64_t tile = itemsize == 1 ? 128 : itemsize <= 4 ? 64 : 32;
     const axis a = ax[ia], b = ax[0];
-    /* Tiles less than 1/16 full (an extent of 2 or 3 on a or b) would keep
-     * blocks busy with little to move: gather instead. */
-    if ((a.n < tile ? a.n : tile) * (b.n < tile ? b.n : tile) <
-        tile * tile / 16)
+    /* A short a or b (at most STRIDED_COPY_THIN) against a long other
+     * would leave square tiles mostly empty: rectangular tiles that span it
+     * whole instead. Both short (tiles less than 1/16 full either way):
+     * gather. */
+    const bool thin = (a.n <= STRIDED_COPY_THIN && b.n >= 256) ||
+                      (b.n <= STRIDED_COPY_THIN && a.n >= 256);
+    if (!thin && (a.n < tile ? a.n : tile) * (b.n < tile ? b.n : tile) < tile * tile / 16)
         return gather(ax, n, itemsize, dst, src, l);
     for (int i = 1; i < n; i++)
         if (i != ia)
             batch[nbatch++] = ax[i];
     /* Packed words: 4 / itemsize elements per aligned 32-bit word on both
      * sides, everywhere in the tile. */
-    bool packed = itemsize < 4 && a.s == 1 && b.d == 1 && dst % 4 == 0 &&
+    bool packed = !thin && itemsize < 4 && a.s == 1 && b.d == 1 && dst % 4 == 0 &&
                   src % 4 == 0;
     const int64_t per_word = 4 / itemsize;
     packed = packed && b.s % per_word == 0 && a.d % per_word == 0;
     for (int i = 0; packed && i < nbatch; i++)
         packed = batch[i].d % per_word == 0 && batch[i].s % per_word == 0;
-    const int64_t tiles_a = ceil_div(a.n, tile), tiles_b = ceil_div(b.n, tile);
+    int64_t tiles_a = ceil_div(a.n, tile), tiles_b = ceil_div(b.n, tile);
+    if (thin) {
+        uint32_t ta, tb;
+        strided_copy_thin_tile((uint64_t)a.n, (uint64_t)b.n, (uint32_t)itemsize, &ta, &tb);
+        tiles_a = ceil_div(a.n, ta);
+        tiles_b = ceil_div(b.n, tb);
+    }
     int64_t unused1, unused2;
     if (!measure(ax, n, &volume, &dst_reach, &src_reach) ||
         !measure(batch, nbatch, &tiles, &unused1, &unused2) ||
@@ -449,7 +469,7 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize,
         strided__mul_overflow(tiles, tiles_b, &tiles))
         return too_large();
     bool wide = !fits32(tiles, dst_reach, src_reach);
-    l->kernel = (packed ? K_TRANSPOSE_PACKED : K_TRANSPOSE) +
+    l->kernel = (thin ? K_TRANSPOSE_THIN : packed ? K_TRANSPOSE_PACKED : K_TRANSPOSE) +
                 2 * log2_of(itemsize) + wide;
     l->kind = wide ? ARGS64_64 : ARGS32_64;
     l->tiles = true;
@@ -521,17 +541,22 @@ static strided_status describe(const strided_copy_plan *p, uint64_t dst,
 
 /* ---- arguments ---- */
 
+/* The least s with 2^s >= d. Assumes: d >= 1. */
+static uint32_t ceil_log2(uint64_t d)
+{
+    assert(d >= 1);
+    return d == 1 ? 0 : (uint32_t)(64 - __builtin_clzll(d - 1));
+}
+
 /* n / d by multiply-high (cuda/copy_kernels.h); d = 0: unused. */
 static strided_copy_div32 div32(int64_t d)
 {
     strided_copy_div32 v = {0, 0, 0};
-    uint32_t s = 0;
 
     assert(d >= 0 && d <= INT32_MAX);
     if (d == 0)
         return v;
-    while ((UINT64_C(1) << s) < (uint64_t)d)
-        s++;
+    const uint32_t s = ceil_log2((uint64_t)d);
     v.d = (uint32_t)d;
     v.s = s;
     v.m = (uint32_t)(((UINT64_C(1) << 32) * ((UINT64_C(1) << s) - (uint64_t)d)) /
@@ -545,13 +570,11 @@ __extension__ typedef unsigned __int128 u128;
 static strided_copy_div64 div64(int64_t d)
 {
     strided_copy_div64 v = {0, 0, 0, 0};
-    uint32_t s = 0;
 
     assert(d >= 0);
     if (d == 0)
         return v;
-    while ((UINT64_C(1) << s) < (uint64_t)d)
-        s++;
+    const uint32_t s = ceil_log2((uint64_t)d);
     v.d = (uint64_t)d;
     v.s = s;
     v.m = (uint64_t)((((u128)1 << 64) * ((UINT64_C(1) << s) - (uint64_t)d)) /

@@ -11,8 +11,9 @@
  *                         after the last
  *   rows_W                rows of W-byte units (the host picks W so that
  *                         every row start, length and pitch is aligned), cut
- *                         into chunks of 1024 units: a chunk is unravelled
- *                         once, its units cost no division
+ *                         into chunks of 256 x STRIDED_COPY_UNROLL_OF(W)
+ *                         units: a chunk is unravelled once, its units cost
+ *                         no division
  *   broadcast_S           the same chunks, each filled from one source
  *                         element, read once per chunk
  *   broadcast_Sx16        ... stored as 16-byte words of 16/S copies
@@ -28,6 +29,11 @@
  *                         conflicts), read along the source's contiguous
  *                         axis a and written along the destination's b,
  *                         batched over the other axes
+ *   transpose_thin_S_iN   thin transposes (one of the two axes at most
+ *                         STRIDED_COPY_THIN long): rectangular tiles that
+ *                         span the short axis whole (strided_copy_thin_tile),
+ *                         read in the source's order and written in the
+ *                         destination's, both coalesced
  *   transpose_Sp_iN       1- and 2-byte elements as 32-bit words: each
  *                         thread transposes 4x4 bytes or 2x2 halfwords in
  *                         registers with __byte_perm, and the word tile in
@@ -48,7 +54,6 @@
 namespace {
 
 constexpr int THREADS = STRIDED_COPY_THREADS;
-constexpr int UNROLL = STRIDED_COPY_UNROLL;
 constexpr int TILE_ROWS = THREADS / 32; /* threadIdx.y of tile kernels */
 
 /* The unit of a given size: a plain integer or vector type of that size and
@@ -161,6 +166,7 @@ __device__ __forceinline__ void elementwise(const Args &a, Make make)
 {
     typedef typename traits<Args>::index I;
     typedef typename traits<Args>::offset S;
+    constexpr int UNROLL = STRIDED_COPY_UNROLL_OF(sizeof(D));
     D *dst = reinterpret_cast<D *>(a.dst);
     const Src *src = reinterpret_cast<const Src *>(a.src);
     const I step = (I)gridDim.x * THREADS * UNROLL;
@@ -197,6 +203,7 @@ __device__ __forceinline__ void rows(const Args &a, Make make)
 {
     typedef typename traits<Args>::index I;
     typedef typename traits<Args>::offset S;
+    constexpr int UNROLL = STRIDED_COPY_UNROLL_OF(sizeof(D));
 
     for (I c = blockIdx.x; c < a.count; c += gridDim.x) {
         const I row = quotient(a.tiles_b, c);
@@ -238,6 +245,7 @@ __device__ __forceinline__ void rows(const Args &a, Make make)
 template <class W>
 __device__ __forceinline__ void contiguous(const strided_copy_span &a)
 {
+    constexpr int UNROLL = STRIDED_COPY_UNROLL_OF(sizeof(W));
     const uint64_t w = sizeof(W);
     uint8_t *d8 = reinterpret_cast<uint8_t *>(a.dst);
     const uint8_t *s8 = reinterpret_cast<const uint8_t *>(a.src);
@@ -308,7 +316,10 @@ __device__ __forceinline__ void tile_elements(const Args &a,
     T *dst = reinterpret_cast<T *>(a.dst) + at.dst;
     const T *src = reinterpret_cast<const T *>(a.src) + at.src;
 
-#pragma unroll 4
+    /* Every load of the thread in flight at once for 4- to 16-byte
+     * elements (8 to 16 loads); 1- and 2-byte ones would need 32 to 64
+     * registers for it. */
+#pragma unroll(sizeof(T) >= 4 ? TILE / TILE_ROWS : 4)
     for (int y = 0; y < TILE / TILE_ROWS; y++) {
         const int j = threadIdx.y + y * TILE_ROWS; /* along b */
         const I ib = at.b0 + j;
@@ -436,6 +447,86 @@ __device__ __forceinline__ void transpose(const Args &a)
     }
 }
 
+/* n / d for n * d < 2^32, d >= 1: umulhi by m = ceil(2^32 / d) (m = 0
+ * stands for d = 1). */
+__device__ __forceinline__ uint32_t small_quotient(uint32_t n, uint32_t m)
+{
+    return m == 0 ? n : __umulhi(n, m);
+}
+
+__host__ __device__ __forceinline__ uint32_t small_magic(uint32_t d)
+{
+    return d == 1 ? 0 : 0xFFFFFFFFu / d + 1;
+}
+
+/* Thin transposes: tiles of ta x tb elements (strided_copy_thin_tile), one
+ * of them the whole short axis. The tile is read with a running fastest
+ * along a (the source's contiguous axis) and written with b fastest (the
+ * destination's), both as flat loops over the tile, so every warp touches
+ * consecutive elements on the side it walks even when the short axis has
+ * an extent of 2 or 3. In shared memory element (ia, ib) sits at
+ * ib * lda + ia with lda = ta | 1: odd, so the column walk of the write
+ * phase hits distinct banks. count tiles: tile t is (t % tiles_b,
+ * t / tiles_b % tiles_a, batch t / tiles_b / tiles_a). */
+template <class T, class Args>
+__device__ __forceinline__ void transpose_thin(const Args &a)
+{
+    typedef typename traits<Args>::index I;
+    typedef typename traits<Args>::offset S;
+    constexpr int ELEMENTS = STRIDED_COPY_THIN_BYTES / sizeof(T);
+    constexpr int UNROLL = STRIDED_COPY_UNROLL_OF(sizeof(T));
+    /* ta * tb <= ELEMENTS; padding adds at most one element per b row, and
+     * there are at most ELEMENTS / 2 of those (ta >= 2). */
+    constexpr int WORDS = (ELEMENTS + ELEMENTS / 2) * (int)sizeof(T) / 16 + 1;
+    __shared__ uint4 smem[WORDS];
+    T *sm = reinterpret_cast<T *>(smem);
+    uint32_t ta, tb;
+    strided_copy_thin_tile(a.n_a, a.n_b, sizeof(T), &ta, &tb);
+    const uint32_t lda = ta | 1, n = ta * tb;
+    const uint32_t ma = small_magic(ta), mb = small_magic(tb);
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    const T *src0 = reinterpret_cast<const T *>(a.src);
+    T *dst0 = reinterpret_cast<T *>(a.dst);
+
+    for (I t = blockIdx.x; t < a.count; t += gridDim.x) {
+        I rest = quotient(a.tiles_b, t);
+        I batch = quotient(a.tiles_a, rest);
+        const I b0 = (t - rest * (I)a.tiles_b.d) * tb;
+        const I a0 = (rest - batch * (I)a.tiles_a.d) * ta;
+        S dofs, sofs;
+        unravel(a, batch, dofs, sofs);
+        const T *src = src0 + sofs;
+        T *dst = dst0 + dofs;
+        /* Read: a fastest. */
+        for (uint32_t e0 = tid; e0 < n; e0 += THREADS * UNROLL) {
+            T v[UNROLL];
+            uint32_t at[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                const uint32_t e = e0 + u * THREADS;
+                const uint32_t ib = small_quotient(e, ma), ia = e - ib * ta;
+                at[u] = ib * lda + ia;
+                if (e < n && a0 + ia < a.n_a && b0 + ib < a.n_b)
+                    v[u] = __ldg(&src[(S)(a0 + ia) * a.src_a +
+                                      (S)(b0 + ib) * a.src_b]);
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++)
+                if (e0 + u * THREADS < n)
+                    sm[at[u]] = v[u];
+        }
+        __syncthreads();
+        /* Write: b fastest. */
+        for (uint32_t e = tid; e < n; e += THREADS) {
+            const uint32_t ia = small_quotient(e, mb), ib = e - ia * tb;
+            if (a0 + ia < a.n_a && b0 + ib < a.n_b)
+                dst[(S)(a0 + ia) * a.dst_a + (S)(b0 + ib) * a.dst_b] =
+                    sm[ib * lda + ia];
+        }
+        __syncthreads();
+    }
+}
+
 } // namespace
 
 #define KERNEL(name, Args)                                                     \
@@ -485,6 +576,16 @@ __device__ __forceinline__ void transpose(const Args &a)
         transpose<unit_of<s>::type, packed>(a);                                \
     }
 
+#define TRANSPOSE_THIN(s)                                                      \
+    KERNEL(transpose_thin_##s##_i32, strided_copy_args32_64)                    \
+    {                                                                          \
+        transpose_thin<unit_of<s>::type>(a);                                   \
+    }                                                                          \
+    KERNEL(transpose_thin_##s##_i64, strided_copy_args64_64)                    \
+    {                                                                          \
+        transpose_thin<unit_of<s>::type>(a);                                   \
+    }
+
 #define FOR_UNITS(M) M(1) M(2) M(4) M(8) M(16)
 
 /* gather_W_<index>_<axes> for every unit and argument struct. */
@@ -505,5 +606,6 @@ BROADCAST16(4)
 BROADCAST16(8)
 FOR_UNITS(GATHERS)
 FOR_UNITS(TRANSPOSES)
+FOR_UNITS(TRANSPOSE_THIN)
 TRANSPOSE(1, true, transpose_1p)
 TRANSPOSE(2, true, transpose_2p)

@@ -46,9 +46,14 @@ extern "C" {
  * 1). */
 #define STRIDED_COPY_THREADS 256
 
-/* Consecutive units each thread of an elementwise kernel handles per step of
- * its grid-stride loop (all loads first, then all stores). */
-#define STRIDED_COPY_UNROLL 4
+/* Consecutive units each thread of an elementwise kernel (contiguous, rows,
+ * broadcast, gather, thin tiles) handles per step of its grid-stride loop,
+ * all loads first, then all stores: 64 bytes of units 4 bytes or wider in
+ * flight per thread (4 of 16 bytes, 8 of 8, 16 of 4), 16 of smaller ones.
+ * Few bytes in flight leave a memory-bound kernel waiting on latency (rows
+ * of 4-byte units moved 4 per step ran at 39% of memcpy). The host sizes
+ * row chunks with the same macro. */
+#define STRIDED_COPY_UNROLL_OF(unit) ((unit) >= 16 ? 4 : (unit) == 8 ? 8 : 16)
 
 /* n / d as (umulhi(n, m) + n) >> s (Granlund and Montgomery; PyTorch's
  * IntDivider does the same). s = ceil(log2 d) and
@@ -79,7 +84,7 @@ typedef struct strided_copy_span {
  *
  * rows and broadcast copy rows of n_b units along axis b (strides dst_b,
  * src_b), one row per index of the batch axes, in chunks of
- * STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL units: tiles_b chunks to a
+ * STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL_OF(unit) units: tiles_b chunks to a
  * row, count chunks in all; chunk c is (c % tiles_b, row c / tiles_b).
  *
  * transpose copies tiles of the two axes a and b (extents n_a, n_b; strides
@@ -118,6 +123,32 @@ static_assert(sizeof(strided_copy_args64_64) <= 4096,
 _Static_assert(sizeof(strided_copy_args64_64) <= 4096,
                "kernel arguments must fit the 4 KiB every driver accepts");
 #endif
+
+/* Thin transposes: tiles that span the whole of a short axis (extent at
+ * most STRIDED_COPY_THIN) and as much of the other as fills
+ * STRIDED_COPY_THIN_BYTES of shared memory, such as (n, 3) <-> (3, n)
+ * (arrays of structures to structures of arrays). The host and the kernel
+ * size tiles with this one function: *ta elements along a (the source's
+ * contiguous axis) by *tb along b (the destination's). Assumes: n_a or n_b
+ * is at most STRIDED_COPY_THIN; size is 1, 2, 4, 8 or 16. */
+#define STRIDED_COPY_THIN 16
+#define STRIDED_COPY_THIN_BYTES 16384
+
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+static inline void strided_copy_thin_tile(uint64_t n_a, uint64_t n_b, uint32_t size,
+                                          uint32_t *ta, uint32_t *tb)
+{
+    const uint32_t elements = STRIDED_COPY_THIN_BYTES / size;
+    if (n_a <= STRIDED_COPY_THIN) {
+        *ta = (uint32_t)n_a;
+        *tb = elements / *ta / 32 * 32;
+    } else {
+        *tb = (uint32_t)n_b;
+        *ta = elements / *tb / 32 * 32;
+    }
+}
 
 /* The embedded fatbin (generated from copy_kernels.cu at build time). */
 extern const unsigned char strided__copy_fatbin[];

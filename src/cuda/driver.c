@@ -85,6 +85,7 @@ static const entry entries[] = {
     ENTRY(cuMemFreeAsync),
     ENTRY(cuMemcpyAsync),
     ENTRY(cuMemcpy2DAsync),
+    ENTRY(cuMemcpyPeerAsync),
     ENTRY(cuModuleLoadData),
     ENTRY(cuModuleGetFunction),
     ENTRY(cuModuleUnload),

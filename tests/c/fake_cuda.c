@@ -23,7 +23,12 @@
  *   - cuModuleLoadData takes only a fatbin (by its magic number) and loads
  *     it for the current context's device; a kernel launches only in a
  *     context of that device, with a grid and block that exist (it runs
- *     nothing: the launch is recorded, fake_cuda_last_launch).
+ *     nothing: the launch is recorded, fake_cuda_last_launch);
+ *   - cuMemcpyAsync and cuMemcpy2DAsync move nothing, unless a test asks
+ *     (fake_cuda_move_bytes): then they copy the bytes at once, refusing
+ *     (CUDA_ERROR_INVALID_VALUE) a copy that runs past the end of a known
+ *     range; addresses in no known range are taken for the test's own host
+ *     memory.
  * Memory "on the device" is ordinary host memory, so tests may touch it.
  *
  * Two environment variables, read at lookup time, make a broken driver:
@@ -47,6 +52,9 @@ FAKE_EXPORT void fake_cuda_reset(int device_count, int pageable_memory_access,
                                  int memory_pools_supported);
 FAKE_EXPORT void fake_cuda_add_range(const fake_cuda_range *range);
 FAKE_EXPORT void fake_cuda_fail_next(const char *name, int result);
+FAKE_EXPORT void fake_cuda_fail_after(const char *name, long calls, int result);
+FAKE_EXPORT void fake_cuda_move_bytes(int on);
+FAKE_EXPORT void fake_cuda_set_max_pitch(int bytes);
 FAKE_EXPORT long fake_cuda_calls(const char *name);
 FAKE_EXPORT void *fake_cuda_current_context(void);
 FAKE_EXPORT void fake_cuda_set_current_device(int device);
@@ -122,6 +130,7 @@ __attribute__((constructor)) static void number_devices(void)
     X(cuMemFreeAsync)                                                          \
     X(cuMemcpyAsync)                                                           \
     X(cuMemcpy2DAsync)                                                         \
+    X(cuMemcpyPeerAsync)                                                       \
     X(cuModuleLoadData)                                                        \
     X(cuModuleGetFunction)                                                     \
     X(cuModuleUnload)                                                          \
@@ -162,6 +171,9 @@ static bool initialized;
 static long live;
 static long calls[E_COUNT];
 static bool fail_pending[E_COUNT];
+static long fail_skip[E_COUNT]; /* calls that succeed before the failure */
+static bool moving;              /* fake_cuda_move_bytes */
+static int max_pitch = 2147483647;
 static CUresult fail_result[E_COUNT];
 static void *last_stream[E_COUNT];
 static bool launched;
@@ -183,8 +195,11 @@ static bool begin_call(int e, CUresult *result)
 
     pthread_mutex_lock(&lock);
     calls[e]++;
-    fail = fail_pending[e];
-    fail_pending[e] = false;
+    fail = fail_pending[e] && fail_skip[e] == 0;
+    if (fail_pending[e] && fail_skip[e] > 0)
+        fail_skip[e]--;
+    else
+        fail_pending[e] = false;
     *result = fail_result[e];
     pthread_mutex_unlock(&lock);
     return fail;
@@ -284,8 +299,11 @@ void fake_cuda_reset(int count, int pageable_memory_access,
     for (int i = 0; i < E_COUNT; i++) {
         calls[i] = 0;
         fail_pending[i] = false;
+        fail_skip[i] = 0;
         last_stream[i] = NULL;
     }
+    moving = false;
+    max_pitch = 2147483647;
     for (int i = 0; i < MAX_DEVICES; i++)
         pools[i].release_threshold = 0;
     launched = false;
@@ -302,10 +320,30 @@ void fake_cuda_add_range(const fake_cuda_range *r)
 
 void fake_cuda_fail_next(const char *name, int result)
 {
+    fake_cuda_fail_after(name, 0, result);
+}
+
+void fake_cuda_fail_after(const char *name, long n, int result)
+{
     int e = entry_index(name);
     pthread_mutex_lock(&lock);
     fail_pending[e] = true;
+    fail_skip[e] = n < 0 ? 0 : n;
     fail_result[e] = (CUresult)result;
+    pthread_mutex_unlock(&lock);
+}
+
+void fake_cuda_move_bytes(int on)
+{
+    pthread_mutex_lock(&lock);
+    moving = on != 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void fake_cuda_set_max_pitch(int bytes)
+{
+    pthread_mutex_lock(&lock);
+    max_pitch = bytes;
     pthread_mutex_unlock(&lock);
 }
 
@@ -476,7 +514,7 @@ static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr,
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
     bool ok = valid_device(dev);
-    int pageable = pageable_access, pools_ok = pools_supported;
+    int pageable = pageable_access, pools_ok = pools_supported, pitch = max_pitch;
     pthread_mutex_unlock(&lock);
     if (!ok)
         return CUDA_ERROR_INVALID_DEVICE;
@@ -489,6 +527,9 @@ static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr,
         break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
         *value = FAKE_MULTIPROCESSORS;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH:
+        *value = pitch;
         break;
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
@@ -894,17 +935,62 @@ static CUresult fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Whether a copy may touch the bytes [p, p + n): inside one known range,
+ * or in none (the test's own host memory) without reaching into one.
+ * Assumes: lock held. */
+static bool touchable(uintptr_t p, size_t n)
+{
+    const range *x = find(p);
+    if (x != NULL)
+        return n <= x->r.size - (p - x->r.begin);
+    for (size_t i = 0; i < nranges; i++)
+        if (ranges[i].r.begin > p && ranges[i].r.begin - p < n)
+            return false;
+    return true;
+}
+
+/* A DMA of size bytes: moved when fake_cuda_move_bytes asked for it (both
+ * ranges must then be memory the fake may touch). */
+static CUresult dma(CUdeviceptr dst, CUdeviceptr src, size_t size)
+{
+    pthread_mutex_lock(&lock);
+    bool move = moving && size > 0;
+    bool ok = !move || (dst != 0 && src != 0 && touchable((uintptr_t)dst, size) &&
+                        touchable((uintptr_t)src, size));
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (move)
+        memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, size);
+    return CUDA_SUCCESS;
+}
+
 static CUresult fake_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
                                    size_t size, CUstream stream)
 {
     BEGIN_INITIALIZED(cuMemcpyAsync);
     note_stream(E_cuMemcpyAsync, stream);
-    (void)dst;
-    (void)src;
-    (void)size;
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
-    return CUDA_SUCCESS;
+    return dma(dst, src, size);
+}
+
+static CUresult fake_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                       CUcontext src_ctx, size_t size, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemcpyPeerAsync);
+    note_stream(E_cuMemcpyPeerAsync, stream);
+    if (dst_ctx == NULL || src_ctx == NULL || !is_context(dst_ctx) || !is_context(src_ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return dma(dst, src, size);
+}
+
+/* The first byte of one side of a two-dimensional copy. */
+static uintptr_t side_start(CUmemorytype type, const void *host, CUdeviceptr device,
+                            size_t x, size_t y, size_t pitch)
+{
+    uintptr_t base = type == CU_MEMORYTYPE_HOST ? (uintptr_t)host : (uintptr_t)device;
+    return base + x + y * pitch;
 }
 
 static CUresult fake_cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream stream)
@@ -915,6 +1001,22 @@ static CUresult fake_cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream stream)
         return CUDA_ERROR_INVALID_VALUE;
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    bool too_wide = c->srcPitch > (size_t)max_pitch || c->dstPitch > (size_t)max_pitch;
+    bool move = moving && c->WidthInBytes > 0 && c->Height > 0;
+    uintptr_t s = side_start(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes,
+                             c->srcY, c->srcPitch);
+    uintptr_t d = side_start(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes,
+                             c->dstY, c->dstPitch);
+    bool ok = !move || (s != 0 && d != 0 &&
+                        touchable(s, (c->Height - 1) * c->srcPitch + c->WidthInBytes) &&
+                        touchable(d, (c->Height - 1) * c->dstPitch + c->WidthInBytes));
+    pthread_mutex_unlock(&lock);
+    if (too_wide || !ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t r = 0; move && r < c->Height; r++)
+        memmove((void *)(d + r * c->dstPitch), (const void *)(s + r * c->srcPitch),
+                c->WidthInBytes);
     return CUDA_SUCCESS;
 }
 
@@ -1100,6 +1202,7 @@ static const symbol symbols[] = {
     SYMBOL(cuMemFreeAsync, 11020),
     SYMBOL(cuMemcpyAsync, 4000),
     SYMBOL(cuMemcpy2DAsync, 3020), /* cuMemcpy2DAsync_v2 */
+    SYMBOL(cuMemcpyPeerAsync, 4000),
     SYMBOL(cuModuleLoadData, 2000),
     SYMBOL(cuModuleGetFunction, 2000),
     SYMBOL(cuModuleUnload, 2000),

@@ -39,6 +39,16 @@ typedef void (*fake_cuda_add_range_fn)(const fake_cuda_range *range);
 /* Make the next call of entry point name (e.g. "cuMemFreeAsync") return
  * result, once. */
 typedef void (*fake_cuda_fail_next_fn)(const char *name, int result);
+/* Let the next n calls of entry point name succeed and make the one after
+ * them return result, once (n = 0 is fake_cuda_fail_next). */
+typedef void (*fake_cuda_fail_after_fn)(const char *name, long n, int result);
+/* on != 0: cuMemcpyAsync and cuMemcpy2DAsync copy their bytes (at once),
+ * and refuse a copy that runs past the end of a known range; addresses in
+ * no known range must be the test's own memory. Off after a reset. */
+typedef void (*fake_cuda_move_bytes_fn)(int on);
+/* What CU_DEVICE_ATTRIBUTE_MAX_PITCH says (2^31 - 1 after a reset, as the
+ * real driver); cuMemcpy2DAsync refuses larger pitches. */
+typedef void (*fake_cuda_set_max_pitch_fn)(int bytes);
 /* How many times entry point name was called since the last reset. */
 typedef long (*fake_cuda_calls_fn)(const char *name);
 /* The calling thread's current context (NULL: none). */

@@ -224,6 +224,57 @@ static void test_concurrent_first_copies_load_once(void **state)
     assert_int_equal(live_modules(), 4);
 }
 
+/* The entry points of the driver table (cuda/driver.h) a copy might call. */
+static const char *const driver_calls[] = {
+    "cuGetErrorName",        "cuGetErrorString",        "cuDeviceGetCount",
+    "cuDeviceGet",           "cuDeviceGetAttribute",    "cuDevicePrimaryCtxRetain",
+    "cuCtxGetCurrent",       "cuCtxSetCurrent",         "cuCtxGetDevice",
+    "cuPointerGetAttributes", "cuStreamSynchronize",    "cuEventCreate",
+    "cuEventRecord",         "cuStreamWaitEvent",       "cuEventDestroy",
+    "cuEventSynchronize",    "cuDeviceCanAccessPeer",   "cuCtxEnablePeerAccess",
+    "cuMemHostAlloc",        "cuMemFreeHost",           "cuMemAllocManaged",
+    "cuMemFree",             "cuDeviceGetMemPool",      "cuMemPoolSetAttribute",
+    "cuMemAllocFromPoolAsync", "cuMemFreeAsync",        "cuMemcpyAsync",
+    "cuMemcpy2DAsync",       "cuModuleLoadData",        "cuModuleGetFunction",
+    "cuModuleUnload",        "cuLaunchKernel",
+};
+
+/* Once a device's kernels are loaded, a copy asks the driver for nothing
+ * but the current context and the launch (no device queries, no lookups,
+ * no lock), plus the two cuCtxSetCurrent that enter and leave the
+ * device's primary context when the caller has none current. */
+static void test_loaded_copies_call_only_the_launch(void **state)
+{
+    (void)state;
+    enum { COPIES = 10 };
+    strided_copy_plan t = PLAN(STRIDED_COPY_TRANSPOSE, 4, (64, 64), (64, 1), (1, 64), 0);
+    strided_copy_plan r = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024), (1024, 1), (2048, 1), 1);
+    strided_copy_plan c = contiguous_plan();
+    fake.reset(4, 0, 1);
+    assert_ok(strided__copy_device_run(&t, DST, SRC, STREAM_A, 0)); /* loads */
+    for (int current = -1; current <= 0; current++) {
+        fake.set_current_device(current); /* none, then device 0's */
+        fake.reset(4, 0, 1);
+        for (int i = 0; i < COPIES; i++) {
+            assert_ok(strided__copy_device_run(&t, DST, SRC, STREAM_A, 0));
+            assert_ok(strided__copy_device_run(&r, DST, SRC, STREAM_A, 0));
+            assert_ok(strided__copy_device_run(&c, DST, SRC, STREAM_A, 0));
+        }
+        for (size_t k = 0; k < sizeof driver_calls / sizeof driver_calls[0]; k++) {
+            const char *name = driver_calls[k];
+            long want = 0;
+            if (strcmp(name, "cuCtxGetCurrent") == 0 || strcmp(name, "cuLaunchKernel") == 0)
+                want = 3 * COPIES;
+            else if (strcmp(name, "cuCtxSetCurrent") == 0 && current < 0)
+                want = 6 * COPIES; /* in and out, each copy */
+            if (fake.calls(name) != want)
+                fail_msg("%s: %ld calls for %d copies, expected %ld (context %s)", name,
+                         fake.calls(name), 3 * COPIES, want, current < 0 ? "none" : "current");
+        }
+    }
+    fake.set_current_device(-1);
+}
+
 /* Which kernel runs which plan. */
 
 static void test_contiguous(void **state)
@@ -237,17 +288,22 @@ static void test_contiguous(void **state)
     /* The alignment the two addresses share decides the vectors. */
     assert_kernel(p, DST + 8, SRC, "strided_copy_contiguous_8", 1, ROW);
     assert_kernel(p, DST + 4, SRC + 8, "strided_copy_contiguous_4", 1, ROW);
-    assert_kernel(p, DST + 1, SRC, "strided_copy_contiguous_1", 4, ROW);
+    assert_kernel(p, DST + 1, SRC, "strided_copy_contiguous_1", 1, ROW);
     assert_kernel(p, DST + 3, SRC + 3, "strided_copy_contiguous_16", 1, ROW);
     /* One element (ndim 0). */
     strided_copy_plan one = PLAN(STRIDED_COPY_CONTIGUOUS, 8, (1, 1), (1, 1),
                                  (1, 1), -1);
     one.ndim = 0;
     assert_kernel(one, DST, SRC, "strided_copy_contiguous_16", 1, ROW);
-    /* Large: as many blocks as two waves on 132 multiprocessors. */
-    strided_copy_plan big = PLAN(STRIDED_COPY_CONTIGUOUS, 4, (1 << 26), (1),
+    /* Large (under 8 MiB): a block per 4096 16-byte vectors, 512. From
+     * 8 MiB on: cuMemcpyAsync. */
+    strided_copy_plan big = PLAN(STRIDED_COPY_CONTIGUOUS, 4, ((1 << 21) - 1), (1),
                                  (1), -1);
-    assert_kernel(big, DST, SRC, "strided_copy_contiguous_16", 132 * 16, ROW);
+    assert_kernel(big, DST, SRC, "strided_copy_contiguous_16", 512, ROW);
+    strided_copy_plan huge = PLAN(STRIDED_COPY_CONTIGUOUS, 4, (1 << 21), (1), (1), -1);
+    long memcpys = fake.calls("cuMemcpyAsync");
+    assert_ok(strided__copy_device_run(&huge, DST, SRC, STREAM_A, 0));
+    assert_int_equal(fake.calls("cuMemcpyAsync"), memcpys + 1);
 }
 
 static void test_large_misaligned_contiguous_copies_use_memcpy(void **state)
@@ -279,12 +335,12 @@ static void test_rows(void **state)
     /* Misaligned rows of bytes. */
     strided_copy_plan bytes = PLAN(STRIDED_COPY_ROWS, 1, (3, 5000),
                                    (5000, 1), (6000, 1), 1);
-    assert_kernel(bytes, DST, SRC + 1, "strided_copy_rows_1", 3 * 5, ROW);
+    assert_kernel(bytes, DST, SRC + 1, "strided_copy_rows_1", 3 * 2, ROW);
     /* Rows shorter than a block are gathered: 3 floats, a 12-byte unit
      * split into 4-byte words. */
     strided_copy_plan short_rows = PLAN(STRIDED_COPY_ROWS, 4, (1000, 3),
                                         (3, 1), (4, 1), 1);
-    assert_kernel(short_rows, DST, SRC, "strided_copy_gather_4_i32_d8", 3,
+    assert_kernel(short_rows, DST, SRC, "strided_copy_gather_4_i32_d8", 1,
                   ROW);
 }
 
@@ -328,14 +384,22 @@ static void test_transposes(void **state)
     strided_copy_plan far = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 64, 64),
                                  (4096, 64, 1), ((int64_t)1 << 31, 1, 64), 1);
     assert_kernel(far, DST, SRC, "strided_copy_transpose_4_i64", 2, TILE);
-    /* Tiles that would be mostly empty are gathered: 3 x 1000 floats. */
-    strided_copy_plan thin = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 1000),
-                                  (1000, 1), (1, 3), 0);
-    assert_kernel(thin, DST, SRC, "strided_copy_gather_4_i32_d8", 3, ROW);
+    /* A short axis against a long one: rectangular tiles spanning the short
+     * one (3 x 1344 floats: 100000 / 1344 -> 75 tiles), both ways round. */
+    strided_copy_plan thin = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100000),
+                                  (100000, 1), (1, 3), 0);
+    assert_kernel(thin, DST, SRC, "strided_copy_transpose_thin_4_i32", 75, TILE);
+    strided_copy_plan thin_b = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3),
+                                    (3, 1), (1, 100000), 0);
+    assert_kernel(thin_b, DST, SRC, "strided_copy_transpose_thin_4_i32", 75, TILE);
+    /* Both short (tiles less than 1/16 full): gathered. */
+    strided_copy_plan small = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100),
+                                   (100, 1), (1, 3), 0);
+    assert_kernel(small, DST, SRC, "strided_copy_gather_4_i32_d8", 1, ROW);
     /* 12-byte elements have no tile kernel: gathered as 4-byte words. */
     strided_copy_plan odd_size = PLAN(STRIDED_COPY_TRANSPOSE, 12, (64, 64),
                                       (64, 1), (1, 64), 0);
-    assert_kernel(odd_size, DST, SRC, "strided_copy_gather_4_i32_d8", 12, ROW);
+    assert_kernel(odd_size, DST, SRC, "strided_copy_gather_4_i32_d8", 3, ROW);
 }
 
 static void test_broadcasts(void **state)
@@ -356,7 +420,7 @@ static void test_broadcasts(void **state)
     /* Short runs are gathered. */
     strided_copy_plan short_runs = PLAN(STRIDED_COPY_BROADCAST, 4, (1000, 3),
                                         (3, 1), (1, 0), -1);
-    assert_kernel(short_runs, DST, SRC, "strided_copy_gather_4_i32_d8", 3,
+    assert_kernel(short_runs, DST, SRC, "strided_copy_gather_4_i32_d8", 1,
                   ROW);
 }
 
@@ -365,7 +429,7 @@ static void test_gathers(void **state)
     (void)state;
     strided_copy_plan g = PLAN(STRIDED_COPY_GATHER, 4, (100, 100),
                                (100, 1), (1, 200), -1);
-    assert_kernel(g, DST, SRC, "strided_copy_gather_4_i32_d8", 10, ROW);
+    assert_kernel(g, DST, SRC, "strided_copy_gather_4_i32_d8", 3, ROW);
     fake_cuda_launch l = launched(&g, DST, SRC);
     assert_int_equal(l.args[2] & 0xffffffff, 10000); /* units */
     /* Negative and zero source strides. */
@@ -383,7 +447,7 @@ static void test_gathers(void **state)
                                  (3, 1), ((int64_t)1 << 40, 5), -1);
     assert_kernel(far, DST, SRC, "strided_copy_gather_4_i64_d8", 1, ROW);
     /* Elements less aligned than their size move as smaller words. */
-    assert_kernel(g, DST + 2, SRC, "strided_copy_gather_2_i32_d8", 20, ROW);
+    assert_kernel(g, DST + 2, SRC, "strided_copy_gather_2_i32_d8", 5, ROW);
     /* One element (ndim 0). */
     strided_copy_plan one = PLAN(STRIDED_COPY_GATHER, 16, (1), (1), (1), -1);
     one.ndim = 0;
@@ -396,11 +460,11 @@ static void test_plans_whose_kind_does_not_hold_are_gathered(void **state)
     /* "Rows" whose source is not contiguous along the row. */
     strided_copy_plan rows = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024),
                                   (1024, 1), (1, 100), -1);
-    assert_kernel(rows, DST, SRC, "strided_copy_gather_4_i32_d8", 100, ROW);
+    assert_kernel(rows, DST, SRC, "strided_copy_gather_4_i32_d8", 25, ROW);
     /* A "transpose" whose source unit axis is the innermost. */
     strided_copy_plan t = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100, 1024),
                                (1024, 1), (1024, 1), 1);
-    assert_kernel(t, DST, SRC, "strided_copy_gather_4_i32_d8", 100, ROW);
+    assert_kernel(t, DST, SRC, "strided_copy_gather_4_i32_d8", 25, ROW);
     /* A "contiguous" copy of two axes. */
     strided_copy_plan c = PLAN(STRIDED_COPY_CONTIGUOUS, 4, (10, 10), (10, 1),
                                (10, 1), -1);
@@ -507,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_failing_lookup_unloads_the_module),
         cmocka_unit_test(test_kernels_load_once_per_device),
         cmocka_unit_test(test_concurrent_first_copies_load_once),
+        cmocka_unit_test(test_loaded_copies_call_only_the_launch),
         cmocka_unit_test(test_contiguous),
         cmocka_unit_test(test_large_misaligned_contiguous_copies_use_memcpy),
         cmocka_unit_test(test_rows),

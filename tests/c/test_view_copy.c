@@ -224,6 +224,30 @@ static void test_overlap_temporaries(void **state)
     strided_memory_resource_release(dev);
 }
 
+/* Views with slice offsets: footprints count from element 0. Rows of a
+ * source at elements [0, 19) (strides (5, 1)) go to a destination at
+ * [12, 28): they overlap, and row 2 reads elements row 0 has written. (A
+ * test that shifted each footprint by its slice offset saw [24, 40) for the
+ * destination, missed the overlap and copied without staging.) */
+static void test_overlap_sliced(void **state)
+{
+    (void)state;
+    strided_view whole = square(8, false, 0, false), dst, src;
+    strided_layout r, c;
+    assert_ok(strided_layout_init(&r, 2, I64(4, 4), I64(5, 1), 4));
+    assert_ok(strided_layout_init_dense(&c, 2, I64(4, 4), 4, STRIDED_ORDER_C, 0, NULL));
+    c.slice_offset = 12;
+    assert_ok(strided_view_view(&whole, &r, NULL, &src));
+    assert_ok(strided_view_view(&whole, &c, NULL, &dst));
+    assert_ok(strided_view_copy(&dst, &src, NULL, STRIDED_COPY_NO_STREAM));
+    for (int64_t i = 0; i < 4; i++)
+        for (int64_t j = 0; j < 4; j++)
+            assert_true(at(&whole, 12 + i * 4 + j) == (float)(5 * i + j));
+    strided_view_release(&dst);
+    strided_view_release(&src);
+    strided_view_release(&whole);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -243,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_transpose_result),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_overlap_temporaries),
+        cmocka_unit_test(test_overlap_sliced),
         cmocka_unit_test(test_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -465,8 +465,12 @@ static void test_transposes(void **state)
 static void test_tiles(void **state)
 {
     (void)state;
-    static const int64_t tile_sizes[][2] = {{64, 64}, {128, 128}, {129, 130},
-                                            {32, 200}};
+    /* Square tiles (whole, edge), and thin ones: a short axis (at most
+     * STRIDED_COPY_THIN) against a long one, both ways round, with partial
+     * last tiles; 17 is just too long to be thin. */
+    static const int64_t tile_sizes[][2] = {{64, 64}, {128, 128}, {129, 130}, {32, 200},
+                                            {3, 5000}, {5000, 3}, {2, 20001}, {16, 300},
+                                            {300, 16}, {7, 1345}, {17, 300}};
     for (size_t i = 0; i < NITEMSIZES; i++) {
         int s = itemsizes[i];
         for (size_t j = 0; j < sizeof tile_sizes / sizeof tile_sizes[0]; j++) {

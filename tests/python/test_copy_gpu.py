@@ -14,12 +14,10 @@ What is checked:
   export mangles negative strides) and, for the layouts CuPy exports
   faithfully, through DLPack; PyTorch tensors through DLPack.
 - Host and device: pageable NumPy memory and strided.PinnedMemoryResource
-  buffers, both directions. Contiguous copies work; non-contiguous copies
-  between pageable memory and the device raise NotImplementedError for now
-  (STRIDED_ERR_UNSUPPORTED) and leave the destination untouched; pinned and
-  managed memory is device-accessible and copies in any layout.
-- Overlapping source and destination in device memory: NotImplementedError
-  for now, destination untouched.
+  buffers, both directions, contiguous and not (test_copy_transfer_gpu.py
+  goes through every transfer path); managed memory against device memory.
+  Overlapping device copies and copies between two GPUs are in
+  test_copy_multi_gpu.py.
 - Streams: stream=None for a copy that needs the device is a ValueError
   ("needs a stream"); blocking=True (and the default for host<->device)
   returns with the stream idle and the data in place; blocking=False (the
@@ -626,18 +624,19 @@ OVERLAPS = [
 @pytest.mark.parametrize("itemsize", [1, 8, 12])
 @pytest.mark.parametrize("case", [c[0] for c in OVERLAPS])
 @pytest.mark.parametrize("method", ["copy_from", "copy_to"])
-def test_d2d_overlap_unsupported(case, itemsize, method, stream):
-    """Overlapping device copies are refused for now (NotImplementedError,
-    from STRIDED_ERR_UNSUPPORTED), before anything is written."""
+def test_d2d_overlap(case, itemsize, method, stream):
+    """Overlapping device copies give what the source held before the copy
+    (staged through a device temporary; test_copy_multi_gpu.py has more)."""
     _, dst, src = next(c for c in OVERLAPS if c[0] == case)
     base = np.empty((9, 9), DTYPES[itemsize])
     mem = Mem("device", base.nbytes)
-    dv = mem.view(spec_of(dst(base), base), itemsize)
-    sv = mem.view(spec_of(src(base), base), itemsize)
-    with pytest.raises(NotImplementedError, match="overlap"):
-        copy(dv, sv, method, stream=stream.ptr)
+    dst_spec, src_spec = spec_of(dst(base), base), spec_of(src(base), base)
+    copy(mem.view(dst_spec, itemsize), mem.view(src_spec, itemsize), method,
+         stream=stream.ptr)
     stream.synchronize()
-    assert_bytes(mem.bytes(), mem.initial)
+    want = mem.initial.copy()
+    np.copyto(mem.numpy(dst_spec, itemsize, want), mem.numpy(src_spec, itemsize, want).copy())
+    assert_bytes(mem.bytes(), want)
 
 
 # ---- host and device ----------------------------------------------------------------------
@@ -684,27 +683,19 @@ def test_host_device_contiguous_other_views(direction, host_how, stream):
 @pytest.mark.parametrize("itemsize", [1, 3, 8])
 @pytest.mark.parametrize("pair", NON_CONTIGUOUS, ids=pair_id)
 @pytest.mark.parametrize("direction", ["h2d", "d2h"])
-def test_pageable_device_non_contiguous_unsupported(direction, pair, itemsize, stream):
-    """Between pageable host memory and the device only one contiguous run
-    is supported for now: anything else is NotImplementedError, nothing
-    written. (Where the device reaches pageable memory (HMM/ATS, D1) the
-    copy runs on the device instead and must be right.)"""
+def test_pageable_device_non_contiguous(direction, pair, itemsize, stream):
+    """Between pageable host memory and the device any layout copies (the
+    transfer paths: footprint DMA and a device permute, staging, host
+    gather or scatter; test_copy_transfer_gpu.py checks each path)."""
     dst, src, shape = pair
     dst_spec, src_spec = klass(dst, shape, itemsize), klass(src, shape, itemsize)
     kinds = DIRECTIONS[direction]
     d, s = Mem(kinds[0], dst_spec.nbytes), Mem(kinds[1], src_spec.nbytes, 1)
     dv, sv = d.view(dst_spec, itemsize), s.view(src_spec, itemsize)
-    host_view = dv if kinds[0] == "pageable" else sv
     assert strided.copy_plan(dv, sv)["kernel"] != "contiguous"
-    if host_view.is_device_accessible:
-        dv.copy_from(sv, stream=stream.ptr, blocking=True)
-        assert_bytes(d.bytes(), expected_bytes(d, dst_spec, s, src_spec, itemsize))
-        return
     for method in ("copy_from", "copy_to"):
-        with pytest.raises(NotImplementedError, match="not implemented"):
-            copy(dv, sv, method, stream=stream.ptr)
-    stream.synchronize()
-    assert_bytes(d.bytes(), d.initial)
+        copy(dv, sv, method, stream=stream.ptr)
+        assert_bytes(d.bytes(), expected_bytes(d, dst_spec, s, src_spec, itemsize))
     assert_bytes(s.bytes(), s.initial)
 
 
@@ -713,8 +704,8 @@ def test_pageable_device_non_contiguous_unsupported(direction, pair, itemsize, s
 @pytest.mark.parametrize("host", ["pinned", "managed"])
 @pytest.mark.parametrize("direction", ["h2d", "d2h"])
 def test_pinned_managed_device_any_layout(direction, host, pair, itemsize, stream):
-    """Pinned and managed memory is device-accessible: copies between it
-    and device memory run on the device in any layout."""
+    """Copies between pinned or managed memory and device memory, in any
+    layout (pinned: the transfer paths; managed: the device's kernels)."""
     dst, src, shape = pair
     kinds = ("device", host) if direction == "h2d" else (host, "device")
     check(kinds, klass(dst, shape, itemsize), klass(src, shape, itemsize), itemsize, stream)
