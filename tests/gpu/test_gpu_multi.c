@@ -226,10 +226,13 @@ static void fill(unsigned char *p, size_t n, uint32_t seed)
     }
 }
 
+/* Complete on return: cuMemcpyHtoD from pageable memory may return before
+ * its DMA lands, and copies on a non-blocking stream do not wait for it. */
 static void upload(const region *r, const unsigned char *host)
 {
     use_device(r->device);
     CU(cuMemcpyHtoD(r->base, host, r->bytes));
+    CU(cuCtxSynchronize());
     use_device(0);
 }
 

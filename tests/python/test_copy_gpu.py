@@ -885,9 +885,9 @@ def test_errors_on_device_views(stream):
     ro = d.view(Spec(40, 0, (2, 5), (20, 4)), 4, readonly=True)
     assert ro.readonly
     both_ways(ro, sv4, ValueError, re.escape("The destination view is read-only."), stream=ptr)
-    # allocator
-    both_ways(d.view(spec4, 4), sv4, NotImplementedError, "allocator", stream=ptr,
-              allocator={"device": None})
+    # allocator: unknown keys
+    both_ways(d.view(spec4, 4), sv4, ValueError, "unknown key 'gpu'", stream=ptr,
+              allocator={"gpu": None})
     stream.synchronize()
     assert_bytes(d.bytes(), d.initial)
     assert_bytes(s.bytes(), s.initial)

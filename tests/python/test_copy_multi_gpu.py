@@ -132,9 +132,10 @@ def strided_array(raw, itemsize, shape, strides, offset, xp):
     return cupy.ndarray(shape, cupy.uint8, memptr=raw.data + offset, strides=strides)
 
 
-def view_of(raw, itemsize, shape, strides, offset, stream_ptr=-1):
+def view_of(raw, itemsize, shape, strides, offset, stream_ptr=-1, shift=0):
     """A StridedMemoryView of that layout over CuPy memory raw, with the
-    dtype of itemsize, through the CUDA Array Interface (any strides)."""
+    dtype of itemsize, through the CUDA Array Interface (any strides);
+    element 0 at offset elements plus shift bytes."""
     dtype = DTYPES[itemsize]
 
     class CAI:
@@ -143,7 +144,7 @@ def view_of(raw, itemsize, shape, strides, offset, stream_ptr=-1):
             "shape": tuple(shape),
             "typestr": dtype.str,
             "descr": dtype.descr,
-            "data": (raw.data.ptr + offset, False),
+            "data": (raw.data.ptr + offset * itemsize + shift, False),
             "strides": tuple(s * itemsize for s in strides) if shape else None,
             "stream": None,
         }
@@ -230,7 +231,7 @@ def test_overlap_by_part_of_an_element(itemsize):
         stream = cupy.cuda.Stream(non_blocking=True)
         raw = cupy.asarray(initial)
         settle(0)
-        dv = view_of(raw, itemsize, (n,), (1,), 1)
+        dv = view_of(raw, itemsize, (n,), (1,), 0, shift=1)
         sv = view_of(raw, itemsize, (n,), (1,), 0)
         dv.copy_from(sv, stream=stream.ptr)
         stream.synchronize()
