@@ -488,9 +488,48 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize,
     return STRIDED_OK;
 }
 
+/* The largest |source stride| along which a warp's reads still share their
+ * sectors enough for a row or tile kernel to beat the general gather:
+ * reversed rows (-1) and every-other-element slices (2) among them. */
+#define NEAR_UNIT 4
+
+static int64_t magnitude(int64_t v)
+{
+    return v < 0 ? -v : v;
+}
+
+/* A gather whose destination is contiguous along its innermost axis and
+ * whose source steps by at most NEAR_UNIT elements along that axis (rows:
+ * [:, ::-1], [:, ::2]) or along another (tiles: [::-1, ::-1].T,
+ * [::2, ::2].T): the row or tile kernel with element units. *done says
+ * whether it applied. */
+static strided_status near_unit(axis *ax, int n, int64_t itemsize, uint64_t dst,
+                                uint64_t src, launch *l, bool *done)
+{
+    *done = false;
+    if (n < 1 || ax[0].d != 1 || !is_unit_size(itemsize) || dst % (uint64_t)itemsize != 0 ||
+        src % (uint64_t)itemsize != 0)
+        return STRIDED_OK;
+    if (ax[0].s != 0 && magnitude(ax[0].s) <= NEAR_UNIT && ax[0].n >= STRIDED_COPY_THREADS) {
+        *done = true;
+        return row_chunks(ax + 1, n - 1, ax[0].n, 1, ax[0].s, itemsize,
+                          K_ROWS + log2_of(itemsize), l);
+    }
+    int ia = -1;
+    for (int i = 1; i < n; i++)
+        if (ax[i].s != 0 && magnitude(ax[i].s) <= NEAR_UNIT &&
+            (ia < 0 || magnitude(ax[i].s) < magnitude(ax[ia].s)))
+            ia = i;
+    if (ia < 0)
+        return STRIDED_OK;
+    *done = true;
+    return transpose(ax, n, ia, itemsize, dst, src, l);
+}
+
 /* The launch that runs plan p. The plan's axes of extent 1 are dropped; a
  * plan whose kind's property does not hold on what is left runs as a
- * gather. */
+ * gather (or, with a source close to contiguous, near_unit's rows or
+ * tiles). */
 static strided_status describe(const strided_copy_plan *p, uint64_t dst,
                                uint64_t src, launch *l)
 {
@@ -536,6 +575,10 @@ static strided_status describe(const strided_copy_plan *p, uint64_t dst,
     default:
         break;
     }
+    bool done = false;
+    strided_status status = near_unit(ax, n, p->itemsize, dst, src, l, &done);
+    if (status != STRIDED_OK || done)
+        return status;
     return gather(ax, n, p->itemsize, dst, src, l);
 }
 

@@ -428,7 +428,7 @@ static void test_gathers(void **state)
 {
     (void)state;
     strided_copy_plan g = PLAN(STRIDED_COPY_GATHER, 4, (100, 100),
-                               (100, 1), (1, 200), -1);
+                               (100, 1), (7, 700), -1);
     assert_kernel(g, DST, SRC, "strided_copy_gather_4_i32_d8", 3, ROW);
     fake_cuda_launch l = launched(&g, DST, SRC);
     assert_int_equal(l.args[2] & 0xffffffff, 10000); /* units */
@@ -457,18 +457,46 @@ static void test_gathers(void **state)
 static void test_plans_whose_kind_does_not_hold_are_gathered(void **state)
 {
     (void)state;
-    /* "Rows" whose source is not contiguous along the row. */
+    /* "Rows" whose source is not contiguous along the row (nor close to it
+     * on any axis). */
     strided_copy_plan rows = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024),
-                                  (1024, 1), (1, 100), -1);
+                                  (1024, 1), (7, 700), -1);
     assert_kernel(rows, DST, SRC, "strided_copy_gather_4_i32_d8", 25, ROW);
-    /* A "transpose" whose source unit axis is the innermost. */
+    /* A "transpose" whose source unit axis is the innermost: rows of
+     * elements. */
     strided_copy_plan t = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100, 1024),
                                (1024, 1), (1024, 1), 1);
-    assert_kernel(t, DST, SRC, "strided_copy_gather_4_i32_d8", 25, ROW);
+    assert_kernel(t, DST, SRC, "strided_copy_rows_4", 100, ROW);
     /* A "contiguous" copy of two axes. */
     strided_copy_plan c = PLAN(STRIDED_COPY_CONTIGUOUS, 4, (10, 10), (10, 1),
                                (10, 1), -1);
     assert_kernel(c, DST, SRC, "strided_copy_gather_4_i32_d8", 1, ROW);
+}
+
+/* Gathers whose source is close to contiguous (|stride| <= 4) on the
+ * destination's innermost axis run as rows of elements; on another axis,
+ * as tiles. */
+static void test_near_unit_gathers(void **state)
+{
+    (void)state;
+    /* [:, ::-1]: reversed rows; [:, ::2]: every other element. */
+    strided_copy_plan reversed = PLAN(STRIDED_COPY_GATHER, 4, (100, 1024), (1024, 1),
+                                      (1024, -1), -1);
+    assert_kernel(reversed, DST, SRC, "strided_copy_rows_4", 100, ROW);
+    strided_copy_plan halves = PLAN(STRIDED_COPY_GATHER, 2, (100, 1024), (1024, 1),
+                                    (4096, 2), -1);
+    assert_kernel(halves, DST, SRC, "strided_copy_rows_2", 100, ROW);
+    /* Rows shorter than a block stay gathered. */
+    strided_copy_plan short_rows = PLAN(STRIDED_COPY_GATHER, 4, (100, 100), (100, 1),
+                                        (100, -1), -1);
+    assert_kernel(short_rows, DST, SRC, "strided_copy_gather_4_i32_d8", 3, ROW);
+    /* [::-1, ::-1].T and [::2, ::2].T: tiles (16 x 16 of 64 x 64). */
+    strided_copy_plan flipped = PLAN(STRIDED_COPY_GATHER, 4, (1024, 1024), (1024, 1),
+                                     (-1, -1024), -1);
+    assert_kernel(flipped, DST, SRC, "strided_copy_transpose_4_i32", 256, TILE);
+    strided_copy_plan every_other = PLAN(STRIDED_COPY_GATHER, 4, (1024, 1024), (1024, 1),
+                                         (2, 4096), -1);
+    assert_kernel(every_other, DST, SRC, "strided_copy_transpose_4_i32", 256, TILE);
 }
 
 static void test_failing_launch_is_reported(void **state)
@@ -579,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_broadcasts),
         cmocka_unit_test(test_gathers),
         cmocka_unit_test(test_plans_whose_kind_does_not_hold_are_gathered),
+        cmocka_unit_test(test_near_unit_gathers),
         cmocka_unit_test(test_failing_launch_is_reported),
         cmocka_unit_test(test_failing_memcpy_is_reported),
         cmocka_unit_test(test_copies_run_in_the_devices_context),

@@ -528,6 +528,12 @@ static void test_gathers(void **state)
             check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (0, -2),
                             -1),
                        0, 0, NULL);
+            /* Close to contiguous (near_unit in copy_cuda.c): reversed rows
+             * and reversed transposes. */
+            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (c, -1), -1), 0, 0,
+                       NULL);
+            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (-1, -r), -1), 0, 0,
+                       NULL);
         }
     }
 }
