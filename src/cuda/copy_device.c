@@ -69,9 +69,7 @@
 /* Driver values cuda_api.h does not name (cuda.h, CUDA 11.2 and later). */
 enum {
     ERROR_PEER_ACCESS_UNSUPPORTED = 217, /* CUDA_ERROR_PEER_ACCESS_UNSUPPORTED */
-    ERROR_TOO_MANY_PEERS = 711,          /* CUDA_ERROR_TOO_MANY_PEERS */
-    POINTER_ACCESS_FLAGS = 16,           /* CU_POINTER_ATTRIBUTE_ACCESS_FLAGS */
-    ACCESS_FLAG_READ = 1                 /* ..._ACCESS_FLAG_READ(WRITE) bit */
+    ERROR_TOO_MANY_PEERS = 711           /* CUDA_ERROR_TOO_MANY_PEERS */
 };
 
 strided_status strided__copy_temp_alloc(const strided__copy_job *job, size_t size,
@@ -331,49 +329,27 @@ static strided_status enable_peer(const strided__driver *cu, int dev, int peer, 
     return STRIDED_OK;
 }
 
-/* Whether the current context's device may read the memory at p: 1 yes,
- * 0 no, -1 the driver does not know CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
- * (CUDA_ERROR_INVALID_VALUE). The flags are read into a zeroed 64-bit
- * word, whichever width the driver writes (little-endian platforms). */
-static strided_status readable(const strided__driver *cu, uintptr_t p, int *out)
-{
-    unsigned long long flags = 0;
-    CUpointer_attribute attribute = (CUpointer_attribute)POINTER_ACCESS_FLAGS;
-    void *data[1] = {&flags};
-    CUresult r = cu->cuPointerGetAttributes(1, &attribute, data, (CUdeviceptr)p);
-    if (r == CUDA_ERROR_INVALID_VALUE) {
-        *out = -1;
-        return STRIDED_OK;
-    }
-    if (r != CUDA_SUCCESS)
-        return strided__cuda_fail(OP, "cuPointerGetAttributes", r);
-    *out = (flags & ACCESS_FLAG_READ) != 0;
-    return STRIDED_OK;
-}
-
 /* Whether a kernel on device dev (its context current) may read the source
- * at s, of device peer: readable as it is, or after enabling peer access.
- * A driver that cannot say takes peer access to cover all but memory-pool
- * allocations. */
-static strided_status reads_directly(const strided__driver *cu, int dev, int peer, uintptr_t s,
-                                     bool pooled, bool *out)
+ * at s, of device peer. Managed memory: yes (every device of the H100/H200
+ * class reaches it). Memory from cuMemAlloc and the like: once peer access
+ * from dev to peer is enabled. Memory-pool allocations: no (their pool
+ * must grant the access, which peer access does not; the staged paths copy
+ * them with cuMemcpyPeerAsync). CU_POINTER_ATTRIBUTE_ACCESS_FLAGS is not
+ * asked: on an H200 pair it reports cuMemAlloc memory of the other device
+ * readable before peer access is enabled, and a kernel trusting it faults. */
+static strided_status reads_directly(const strided__driver *cu, int dev, int peer,
+                                     const strided_memory_info *src, bool *out)
 {
-    int access = 0;
     bool enabled = false;
     *out = false;
-    if (peer_ignored())
+    if (peer_ignored() || src->pooled)
         return STRIDED_OK;
-    strided_status status = readable(cu, s, &access);
-    if (status != STRIDED_OK || access == 1) {
-        *out = access == 1;
-        return status;
+    if (src->managed) {
+        *out = true;
+        return STRIDED_OK;
     }
-    status = enable_peer(cu, dev, peer, &enabled);
-    if (status != STRIDED_OK || !enabled)
-        return status;
-    if (access == 0)
-        status = readable(cu, s, &access);
-    *out = access == 1 || (access == -1 && !pooled);
+    strided_status status = enable_peer(cu, dev, peer, &enabled);
+    *out = status == STRIDED_OK && enabled;
     return status;
 }
 
@@ -566,7 +542,7 @@ static strided_status copy_across(const strided__copy_job *job, uintptr_t d, uin
     status = strided__context_enter(OP, cu, job->device, &scope);
     if (status != STRIDED_OK)
         return status;
-    status = reads_directly(cu, job->device, src_dev, s, job->src_info.pooled, &direct);
+    status = reads_directly(cu, job->device, src_dev, &job->src_info, &direct);
     strided__context_leave(cu, &scope);
     if (status != STRIDED_OK)
         return status;
