@@ -30,7 +30,7 @@
  * Output: a table on stdout; --json PATH writes the results as JSON too
  * (with cJSON; a build without it refuses the option). Options: --repeat N,
  * --threads N (the "all threads" count; default omp_get_max_threads()),
- * --case ID (only the cases whose ID starts with ID, e.g. C2).
+ * --case ID (only the cases whose ID starts with ID, e.g. C2), --help.
  *
  * This is a benchmark, not a test: nothing is compared with a target.
  */
@@ -295,12 +295,29 @@ static int write_json(const char *path, const struct result *results, int n, int
 #endif
 }
 
-static void usage(const char *argv0)
+static void usage(FILE *f, const char *argv0)
 {
-    fprintf(stderr,
+    fprintf(f,
             "usage: %s [--repeat N] [--threads N] [--case ID] [--no-hugepages] "
-            "[--json PATH]\n",
+            "[--json PATH] [--help]\n",
             argv0);
+}
+
+static void help(const char *argv0)
+{
+    usage(stdout, argv0);
+    printf("Host strided copies (rows C1-C4 of the performance spec) against a memcpy of\n"
+           "the same bytes, on 1 thread and on all threads; GB/s = (read + written) / time.\n"
+           "  --repeat N       timed runs per measurement, the median is reported (5..%d;\n"
+           "                   default 7)\n"
+           "  --threads N      the \"all threads\" count (default: omp_get_max_threads())\n"
+           "  --case ID        only the cases whose ID starts with ID (C1, C2, C2b, ...)\n"
+           "  --no-hugepages   do not madvise the buffers to transparent huge pages\n"
+           "  --json PATH      also write the results as JSON (needs cJSON)\n"
+           "Cases:\n",
+           MAX_REPEATS);
+    for (size_t i = 0; i < NCASES; i++)
+        printf("  %-4s %s\n", cases[i].id, cases[i].what);
 }
 
 int main(int argc, char **argv)
@@ -311,6 +328,7 @@ int main(int argc, char **argv)
         {"case", required_argument, NULL, 'c'},
         {"json", required_argument, NULL, 'j'},
         {"no-hugepages", no_argument, NULL, 'h'},
+        {"help", no_argument, NULL, 'H'},
         {NULL, 0, NULL, 0},
     };
     static struct result results[2 * NCASES];
@@ -327,11 +345,12 @@ int main(int argc, char **argv)
         case 'c': only = optarg; break;
         case 'j': json = optarg; break;
         case 'h': hugepages = false; break;
-        default: usage(argv[0]); return 2;
+        case 'H': help(argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
         }
     }
     if (optind != argc || repeats < 5 || repeats > MAX_REPEATS || all < 1) {
-        usage(argv[0]);
+        usage(stderr, argv[0]);
         fprintf(stderr, "  --repeat: 5..%d; --threads: >= 1\n", MAX_REPEATS);
         return 2;
     }

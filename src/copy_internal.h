@@ -27,6 +27,13 @@ void strided__copy_host_run(const strided_copy_plan *p, char *dst, const char *s
 strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t dst,
                                         uintptr_t src, void *stream, int device);
 
+/* For the tests: how many pieces of work of the host executor ran the
+ * named specialised path ("transpose_vector", "reverse_vector",
+ * "stride2_vector", "stride3_vector", "stride4_vector", "planes") since
+ * the last reset, -1 for another name; and the reset. */
+int64_t strided__copy_cpu_path_runs(const char *name);
+void strided__copy_cpu_path_reset(void);
+
 /* strided_copy_plan_make through the calling thread's plan cache
  * (copy_plan.c): the same plan in every field it defines (the header and
  * the first ndim axes; the axes beyond ndim are not written) and the same

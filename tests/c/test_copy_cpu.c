@@ -7,22 +7,54 @@
  * plan; then compares each destination element with its source element
  * found by a naive loop over all indices, and the whole destination buffer
  * with what that loop would have written, so that an element written twice
- * in the wrong place, a gap or a guard byte written shows up too. Each plan
- * runs with the kernel named and with GATHER (which must run any plan), on
- * one thread and on four; the random plans take nthreads 0 to 4.
+ * in the wrong place, a gap or a guard byte written shows up too. The
+ * source's footprint is placed, in turn, right before and right after a
+ * page the process cannot read, so that a kernel reading past either end
+ * of the source (a vector load too many) crashes the test. Each plan runs
+ * with the kernel named and with GATHER (which must run any plan), on 1, 2,
+ * 3 and 4 threads (the tests of the specialised loops on 7 too: more than
+ * the machine may have, which changes nothing but the pieces); the random
+ * plans take nthreads 0 to 7.
  *
  * The shapes cover tile edges (1x1, 31x33, 63..65, 65x127, 1000x3, 3x1000),
  * rows longer than one chunk, negative and zero source strides, gapped
  * destinations, itemsizes 1, 2, 3, 4, 8, 12, 16 (and 5, 64 in the random
- * plans), ndim 0, 1, 3, 6 and 64. The random plans are seeded, so a failure
- * reproduces.
+ * plans), ndim 0, 1, 3, 6 and 64. The executor's specialised loops (square
+ * blocks transposed in registers, gathers with source stride 2, 3, 4, rows
+ * read backwards, batches of whole small planes) each have tests whose
+ * plans take them, with extents around their vector widths, and which
+ * check through the executor's path counters that they did. The random
+ * plans are seeded, so a failure reproduces.
  */
+/* mmap's MAP_ANONYMOUS under -std=c17 */
+#define _DEFAULT_SOURCE
+
 #include "test_util.h"
 
 #include <stdlib.h>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define HAVE_MMAP 1
+#else
+#define HAVE_MMAP 0
+#endif
+
 #include "copy_internal.h"
 #include "test_copy.h"
+
+/* Defined in src/copy_cpu.c for the tests: how many pieces of work ran the
+ * named specialised loop since the last reset (-1: no such name). */
+
+/* Whether src/copy_cpu.c has its vector loops: the same condition as
+ * there (the same compiler and target flags build both). */
+#if (defined(__GNUC__) || defined(__clang__)) &&                               \
+    (defined(__SSE2__) || defined(__ARM_NEON) || defined(__aarch64__))
+#define HAVE_VECTORS 1
+#else
+#define HAVE_VECTORS 0
+#endif
 
 /* Guard bytes before and after every buffer. */
 #define GUARD 64
@@ -76,15 +108,23 @@ static const char *plan_text(const strided_copy_plan *p)
     return buf;
 }
 
-/* Memory for one side of a plan: the footprint of its elements plus
- * guards; element 0 lies at base + origin. */
+/* Where a side's memory lies: in malloc'd memory with GUARD bytes on both
+ * sides, or with its footprint ending right before, or starting right
+ * after, a page that cannot be read (where mmap exists; else malloc). */
+enum place { PLACE_MALLOC, PLACE_PAGE_END, PLACE_PAGE_START };
+
+/* Memory for one side of a plan: its footprint, plus guards; element 0
+ * lies at base + origin. */
 struct side {
     unsigned char *base;
     size_t size;
     size_t origin;
+    void *map; /* the mapping, or NULL for malloc'd memory */
+    size_t map_size;
 };
 
-static struct side side_alloc(const strided_copy_plan *p, const int64_t *strides)
+static struct side side_alloc(const strided_copy_plan *p, const int64_t *strides,
+                              enum place place)
 {
     int64_t lo = 0, hi = 0;
     struct side b;
@@ -97,11 +137,47 @@ static struct side side_alloc(const strided_copy_plan *p, const int64_t *strides
             else
                 hi += span;
         }
+    b.map = NULL;
+    b.map_size = 0;
+#if HAVE_MMAP
+    if (place != PLACE_MALLOC) {
+        /* One page that cannot be read on each side of the footprint's
+         * pages; the footprint touches one of them. */
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        const size_t bytes = (size_t)((hi - lo + 1) * p->itemsize);
+        const size_t pages = (bytes + page - 1) / page * page;
+        unsigned char *m;
+        b.map_size = pages + 2 * page;
+        b.map = mmap(NULL, b.map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+        assert_true(b.map != MAP_FAILED);
+        m = b.map;
+        assert_int_equal(mprotect(m, page, PROT_NONE), 0);
+        assert_int_equal(mprotect(m + page + pages, page, PROT_NONE), 0);
+        b.size = bytes;
+        b.base = m + page + (place == PLACE_PAGE_END ? pages - bytes : 0);
+        b.origin = (size_t)(-lo * p->itemsize);
+        return b;
+    }
+#else
+    (void)place;
+#endif
     b.size = (size_t)((hi - lo + 1) * p->itemsize) + 2 * GUARD;
     b.origin = (size_t)(-lo * p->itemsize) + GUARD;
     b.base = malloc(b.size);
     assert_non_null(b.base);
     return b;
+}
+
+static void side_free(struct side *b)
+{
+#if HAVE_MMAP
+    if (b->map != NULL) {
+        munmap(b->map, b->map_size);
+        return;
+    }
+#endif
+    free(b->base);
 }
 
 /* Advance the multi-index idx of plan p in C order (the last axis
@@ -130,12 +206,13 @@ static const char *index_text(int ndim, const int64_t *idx)
     return buf;
 }
 
-/* Run plan p with nthreads and compare with the naive loop. */
-static void check_run_at(const strided_copy_plan *p, int nthreads, const char *file,
-                         int line)
+/* Run plan p with nthreads, the source placed as place says, and compare
+ * with the naive loop. */
+static void check_run_at(const strided_copy_plan *p, int nthreads, enum place place,
+                         const char *file, int line)
 {
-    struct side src = side_alloc(p, p->src_strides);
-    struct side dst = side_alloc(p, p->dst_strides);
+    struct side src = side_alloc(p, p->src_strides, place);
+    struct side dst = side_alloc(p, p->dst_strides, PLACE_MALLOC);
     unsigned char *want = malloc(dst.size);
     int64_t idx[STRIDED_MAX_NDIM] = {0}, doff = 0, soff = 0;
     const size_t isz = (size_t)p->itemsize;
@@ -169,15 +246,18 @@ static void check_run_at(const strided_copy_plan *p, int nthreads, const char *f
                         plan_text(p), nthreads, (long long)i - (long long)dst.origin,
                         dst.base[i], want[i]);
     free(want);
-    free(src.base);
-    free(dst.base);
+    side_free(&src);
+    side_free(&dst);
 }
 
-/* Run p on 1 and on 4 threads. */
+/* Run p on 1, 2, 3 and 4 threads, the source against an unreadable page
+ * at its end and at its start in turn. */
 static void check_threads_at(const strided_copy_plan *p, const char *file, int line)
 {
-    check_run_at(p, 1, file, line);
-    check_run_at(p, 4, file, line);
+    static const int threads[] = {1, 2, 3, 4};
+    for (int i = 0; i < 4; i++)
+        check_run_at(p, threads[i], i % 2 == 0 ? PLACE_PAGE_END : PLACE_PAGE_START, file,
+                     line);
 }
 
 /* Whether kernel (with src_unit_axis u for TRANSPOSE) can run strides like
@@ -499,6 +579,246 @@ static void test_ndim64(void **state)
         check_kernel(STRIDED_COPY_ROWS, itemsizes[i], 64, shape, ds, ss, -1);
 }
 
+/* ---- the specialised loops ---- */
+
+static const char *const path_names[] = {"transpose_vector", "reverse_vector",
+                                         "stride2_vector",   "stride3_vector",
+                                         "stride4_vector",   "planes"};
+#define N_PATHS ((int)(sizeof path_names / sizeof path_names[0]))
+
+/* Whether the space-separated list names path. */
+static bool lists(const char *list, const char *path)
+{
+    size_t n = strlen(path);
+    for (const char *at = strstr(list, path); at != NULL; at = strstr(at + 1, path))
+        if ((at == list || at[-1] == ' ') && (at[n] == ' ' || at[n] == '\0'))
+            return true;
+    return false;
+}
+
+/* Run p on 2, 3, 4 and 7 threads, then on one thread with the path
+ * counters reset, and check that exactly the specialised loops in the
+ * space-separated list ran ("" for none; the vector loops are dropped from
+ * the list in a build without them). */
+static void check_paths_at(const strided_copy_plan *p, const char *expected, const char *file,
+                           int line)
+{
+    static const int threads[] = {2, 3, 4, 7};
+    for (int i = 0; i < 4; i++)
+        check_run_at(p, threads[i], i % 2 == 0 ? PLACE_PAGE_START : PLACE_PAGE_END, file,
+                     line);
+    strided__copy_cpu_path_reset();
+    check_run_at(p, 1, PLACE_PAGE_END, file, line);
+    for (int i = 0; i < N_PATHS; i++) {
+        const char *path = path_names[i];
+        int64_t runs = strided__copy_cpu_path_runs(path);
+        bool want = lists(expected, path) && (HAVE_VECTORS || strstr(path, "_vector") == NULL);
+        if (runs < 0)
+            fail_at(file, line, "test error: the executor has no path %s\n", path);
+        if ((runs > 0) != want)
+            fail_at(file, line, "%s: path %s ran %lld times, expected %s\n", plan_text(p),
+                    path, (long long)runs, want ? "at least once" : "never");
+    }
+    if (strided__copy_cpu_path_runs("no such path") != -1)
+        fail_at(file, line, "an unknown path name has a count\n");
+}
+#define check_paths(p, expected) check_paths_at((p), (expected), __FILE__, __LINE__)
+
+static const int vector_sizes[] = {1, 2, 4, 8};
+
+/* The loop a 2-d transpose of m x n (m along the source's unit axis) with
+ * 1-, 2-, 4- or 8-byte elements takes: blocks when both extents hold one
+ * (16 / isz elements); else, for m of 2 (or 3 and 4, with 4- and 8-byte
+ * elements) under a block's width, the rows of its thin tiles are gathers
+ * of source stride m, with vectors when a row is longer than one. */
+static const char *transpose_2d_path(int isz, int64_t m, int64_t n)
+{
+    static const char *const names[] = {"", "", "stride2_vector", "stride3_vector",
+                                        "stride4_vector"};
+    const int64_t lanes = 16 / isz;
+    if (m >= lanes && n >= lanes)
+        return "transpose_vector";
+    if (m >= 2 && m <= 4 && m < lanes && (m == 2 || isz >= 4) && n > lanes)
+        return names[m];
+    return "";
+}
+
+static void test_transpose_blocks_2d(void **state)
+{
+    (void)state;
+    /* .T of every pair of extents around the block's width (16 / isz
+     * elements). The tiles of narrow extents are moved directly, the others
+     * through the buffer; 67 and 129 leave partial tiles and partial
+     * blocks. */
+    for (int i = 0; i < 4; i++) {
+        const int isz = vector_sizes[i];
+        const int64_t lanes = 16 / isz;
+        const int64_t extents[] = {1, 2, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 67, 129};
+        for (int a = 0; a < 8; a++)
+            for (int b = 0; b < 8; b++) {
+                int64_t m = extents[a], n = extents[b];
+                strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (m, n), (n, 1), (1, m), 0);
+                check_paths(&p, transpose_2d_path(isz, m, n));
+            }
+        /* gapped on both sides, the source's columns backwards */
+        strided_copy_plan p =
+            PLAN(STRIDED_COPY_TRANSPOSE, isz, (67, 45), (48, 1), (1, -72), 0);
+        check_paths(&p, "transpose_vector");
+        /* large enough for 7 threads to split tile rows and tile groups */
+        p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (300, 1001), (1001, 1), (1, 300), 0);
+        check_paths(&p, "transpose_vector");
+    }
+    /* other itemsizes move element by element */
+    strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, 3, (67, 45), (45, 1), (1, 67), 0);
+    check_paths(&p, "");
+    p = PLAN(STRIDED_COPY_TRANSPOSE, 16, (67, 45), (45, 1), (1, 67), 0);
+    check_paths(&p, "");
+}
+
+static void test_transpose_blocks_3d(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        const int isz = vector_sizes[i];
+        /* (0,2,1) of a dense 3x67x45 source: with tile edges of 64 (32 for
+         * 8-byte elements) and 45 < 64, a 67x45 plane is one tile, or
+         * three tile rows of 32 */
+        strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (3, 67, 45),
+                                   (3015, 45, 1), (3015, 1, 67), 1);
+        check_paths(&p, isz == 8 ? "transpose_vector" : "planes transpose_vector");
+        /* (2,1,0): 45x3 planes, one tile each; blocks only for 8-byte
+         * elements (3 rows hold a block of 2) */
+        p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (45, 67, 3), (201, 3, 1), (1, 45, 3015), 0);
+        check_paths(&p, isz == 8 ? "planes transpose_vector" : "planes");
+        /* 200x300 planes of several tiles */
+        p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (2, 200, 300), (60000, 300, 1),
+                 (60000, 1, 200), 1);
+        check_paths(&p, "transpose_vector");
+    }
+}
+
+static void test_planes(void **state)
+{
+    (void)state;
+    /* (N, P, Q) from a dense (N, Q, P) source, (0,2,1): with P, Q <= 8 a
+     * plane is one tile, and planes go in batches (not for N = 1: no axis
+     * to batch over). Blocks where P and Q hold the block's width; a
+     * stride-3 gather for the rows of a P = 3 plane. */
+    static const int sizes[] = {1, 2, 3, 4, 8, 12, 16, 64};
+    static const int64_t pq[][2] = {{2, 2}, {3, 5}, {5, 3}, {8, 8}, {4, 7}, {1, 6}};
+    static const int64_t batches[] = {1, 7, 300};
+    for (int i = 0; i < 8; i++)
+        for (int k = 0; k < 6; k++)
+            for (int b = 0; b < 3; b++) {
+                const int isz = sizes[i];
+                const int64_t lanes = 16 / isz, n = batches[b];
+                const int64_t P = pq[k][0], Q = pq[k][1];
+                strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (n, P, Q),
+                                           (P * Q, Q, 1), (P * Q, 1, P), 1);
+                char expected[64];
+                bool vectors = isz == 1 || isz == 2 || isz == 4 || isz == 8;
+                snprintf(expected, sizeof expected, "%s %s %s", n > 1 ? "planes" : "",
+                         vectors && P >= lanes && Q >= lanes ? "transpose_vector" : "",
+                         vectors && isz >= 4 && P == 3 && P < lanes && Q > lanes
+                             ? "stride3_vector"
+                             : "");
+                check_paths(&p, expected);
+            }
+    /* a plane of two tile rows is not one unit */
+    strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, 4, (5, 65, 65), (4225, 65, 1),
+                               (4225, 1, 65), 1);
+    check_paths(&p, "transpose_vector");
+    /* outer axes backwards and repeated, planes of 3x5 and 8x8 */
+    p = PLAN(STRIDED_COPY_TRANSPOSE, 4, (4, 9, 3, 5), (135, 15, 5, 1), (-15, 60, 1, 3), 2);
+    check_paths(&p, "planes stride3_vector");
+    p = PLAN(STRIDED_COPY_TRANSPOSE, 2, (4, 9, 8, 8), (576, 64, 8, 1), (0, -64, 1, 8), 2);
+    check_paths(&p, "planes transpose_vector");
+}
+
+static void test_transpose_thin_vectors(void **state)
+{
+    (void)state;
+    /* AoS to SoA, (k, N) from (N, k): tiles of k rows, moved directly,
+     * through blocks when k rows hold one, else as k gathers of source
+     * stride k. */
+    static const struct {
+        int isz, k;
+        const char *paths;
+    } cases[] = {
+        {1, 2, "stride2_vector"},   {1, 3, ""}, {1, 4, ""},
+        {2, 2, "stride2_vector"},   {2, 3, ""}, {2, 4, ""},
+        {4, 2, "stride2_vector"},   {4, 3, "stride3_vector"},
+        {4, 4, "transpose_vector"}, {8, 2, "transpose_vector"},
+        {8, 3, "transpose_vector"}, {8, 4, "transpose_vector"},
+    };
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        const int64_t k = cases[i].k;
+        for (int64_t n = 5000; n <= 5003; n++) {
+            strided_copy_plan p =
+                PLAN(STRIDED_COPY_TRANSPOSE, cases[i].isz, (k, n), (n, 1), (1, k), 0);
+            check_paths(&p, cases[i].paths);
+        }
+    }
+}
+
+static void test_gather_small_strides(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"", "", "stride2_vector", "stride3_vector",
+                                        "stride4_vector"};
+    for (int i = 0; i < 4; i++)
+        for (int64_t S = 2; S <= 4; S++) {
+            const int isz = vector_sizes[i];
+            const int64_t lanes = 16 / isz;
+            /* Strides 3 and 4 have vectors for 4- and 8-byte elements. A
+             * row of len takes vectors once len > lanes (a vector reads
+             * S * lanes elements, and never past the row's last). */
+            const bool fits = S == 2 || isz >= 4;
+            for (int64_t len = 1; len <= 3 * lanes + 2; len++) {
+                strided_copy_plan p =
+                    PLAN(STRIDED_COPY_GATHER, isz, (len), (1), (S), -1);
+                check_paths(&p, fits && len > lanes ? names[S] : "");
+            }
+            int64_t n = 2 * lanes + 1;
+            strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, isz, (5, n), (n, 1),
+                                       (-(S * n + 1), S), -1);
+            check_paths(&p, fits ? names[S] : "");
+            p = PLAN(STRIDED_COPY_GATHER, isz, (3, 70001), (70001, 1), (70001 * S, S), -1);
+            check_paths(&p, fits ? names[S] : "");
+        }
+    /* other itemsizes, and negative strides, move element by element */
+    strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, 3, (100), (1), (2), -1);
+    check_paths(&p, "");
+    p = PLAN(STRIDED_COPY_GATHER, 16, (100), (1), (2), -1);
+    check_paths(&p, "");
+    p = PLAN(STRIDED_COPY_GATHER, 4, (100), (1), (-2), -1);
+    check_paths(&p, "");
+}
+
+static void test_gather_reverse(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        const int isz = vector_sizes[i];
+        const int64_t lanes = 16 / isz;
+        /* a vector reads lanes elements ending at element k: from len =
+         * lanes on; never before the row's last element */
+        for (int64_t len = 1; len <= 3 * lanes + 1; len++) {
+            strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, isz, (len), (1), (-1), -1);
+            check_paths(&p, len >= lanes ? "reverse_vector" : "");
+        }
+        int64_t n = 2 * lanes + 3;
+        strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, isz, (5, n), (n, 1), (n + 2, -1), -1);
+        check_paths(&p, "reverse_vector");
+        p = PLAN(STRIDED_COPY_GATHER, isz, (3, 70001), (70001, 1), (-70001, -1), -1);
+        check_paths(&p, "reverse_vector");
+    }
+    strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, 12, (100), (1), (-1), -1);
+    check_paths(&p, "");
+    p = PLAN(STRIDED_COPY_GATHER, 16, (100), (1), (-1), -1);
+    check_paths(&p, "");
+}
+
 /* ---- random plans ---- */
 
 /* A random plan's layouts: destination C order with gaps (inner stride 1
@@ -574,7 +894,8 @@ static void test_random_plans(void **state)
                                             ss, kind == STRIDED_COPY_TRANSPOSE ? u : -1);
             if (p.volume == 0)
                 p.kernel = STRIDED_COPY_NOTHING;
-            check_run_at(&p, (int)rint_in(0, 4), __FILE__, __LINE__);
+            check_run_at(&p, (int)rint_in(0, 7), (enum place)rint_in(0, 2), __FILE__,
+                         __LINE__);
             counts[p.kernel]++;
         }
     }
@@ -603,6 +924,12 @@ int main(void)
         cmocka_unit_test(test_ndim1),
         cmocka_unit_test(test_ndim6),
         cmocka_unit_test(test_ndim64),
+        cmocka_unit_test(test_transpose_blocks_2d),
+        cmocka_unit_test(test_transpose_blocks_3d),
+        cmocka_unit_test(test_planes),
+        cmocka_unit_test(test_transpose_thin_vectors),
+        cmocka_unit_test(test_gather_small_strides),
+        cmocka_unit_test(test_gather_reverse),
         cmocka_unit_test(test_random_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
