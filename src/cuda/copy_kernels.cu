@@ -517,11 +517,15 @@ __device__ __forceinline__ void transpose_thin(const Args &a)
         }
         __syncthreads();
         /* Write: b fastest. */
-        for (uint32_t e = tid; e < n; e += THREADS) {
-            const uint32_t ia = small_quotient(e, mb), ib = e - ia * tb;
-            if (a0 + ia < a.n_a && b0 + ib < a.n_b)
-                dst[(S)(a0 + ia) * a.dst_a + (S)(b0 + ib) * a.dst_b] =
-                    sm[ib * lda + ia];
+        for (uint32_t e0 = tid; e0 < n; e0 += THREADS * UNROLL) {
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                const uint32_t e = e0 + u * THREADS;
+                const uint32_t ia = small_quotient(e, mb), ib = e - ia * tb;
+                if (e < n && a0 + ia < a.n_a && b0 + ib < a.n_b)
+                    dst[(S)(a0 + ia) * a.dst_a + (S)(b0 + ib) * a.dst_b] =
+                        sm[ib * lda + ia];
+            }
         }
         __syncthreads();
     }

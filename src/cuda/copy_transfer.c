@@ -10,7 +10,8 @@
  *
  * To the device (the source in host memory):
  *   1. a contiguous plan: one run, straight into the destination;
- *   2. a source whose footprint is at most twice the elements it holds
+ *   2. a source whose footprint is at most twice the elements it holds,
+ *      unless it is pinned rows one 2-D copy moves faster (rows_2d_wins)
  *      (permutations, reversed axes, mild gaps, and broadcast sources,
  *      whose footprint is small: they travel small and are expanded on the
  *      device): the footprint goes into a device temporary, then the plan
@@ -145,6 +146,21 @@ static bool source_dense_enough(const strided_copy_plan *p, int64_t lo, int64_t 
     if (strided__mul_overflow(held, 2, &twice))
         return true; /* twice is beyond int64, footprint is not */
     return footprint <= twice;
+}
+
+/* Whether one 2-D copy of a pinned source's rows beats DMAing its whole
+ * footprint (which carries the gaps too): by the H200's rates (§5: 2-D
+ * copies of 512-byte, 4 KiB and 32 KiB rows at 26.5, 33.7 and 54.6 GB/s;
+ * a contiguous run at 54.8 GB/s, of which held / footprint is payload).
+ * [:, :8192] of 16384 x 16384 floats: 54.6 against 27.4 GB/s. */
+static bool rows_2d_wins(const strided_copy_plan *p, int64_t isz, int64_t lo, int64_t hi)
+{
+    if (p->kernel != STRIDED_COPY_ROWS || p->ndim != 2 || p->src_strides[0] <= 0)
+        return false;
+    double width = (double)p->shape[1] * (double)isz;
+    double rate = width >= 32768 ? 54.6 : width >= 4096 ? 33.7 : width >= 512 ? 26.5 : 0.0;
+    double held = (double)p->shape[0] * (double)p->shape[1], span = (double)hi - (double)lo + 1;
+    return rate > 54.8 * held / span;
 }
 
 /* The plan that copies p's elements from a side with src_strides to a side
@@ -324,13 +340,14 @@ static strided_status to_device(transfer *t)
     strided_status status = reach(p, p->src_strides, &lo, &hi);
     if (status != STRIDED_OK)
         return status;
-    if (source_dense_enough(p, lo, hi))
+    bool dense = source_dense_enough(p, lo, hi);
+    if (dense && !(t->pinned && rows_2d_wins(p, t->isz, lo, hi)))
         return footprint_to_device(t, lo, hi);
     bool done = false;
     status = try_rows_2d(t, true, &done);
     if (status != STRIDED_OK || done)
         return status;
-    return pack_to_device(t);
+    return dense ? footprint_to_device(t, lo, hi) : pack_to_device(t);
 }
 
 /* To the host, rule 2: the plan on the device into a dense temporary laid
