@@ -22,11 +22,10 @@
  * Device 0 is the device under test; on one GPU every "device current at
  * allocation" of §2.2 is device 0.
  */
-#define _POSIX_C_SOURCE 200809L /* unsetenv */
 
-#include "test_util.h"
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include "gpu_test.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -34,33 +33,8 @@
 
 #include "strided.h"
 
-/* The CUDA driver API, as much as this test uses (cuda.h, CUDA 12/13). */
-typedef int CUresult;
-typedef int CUdevice;
-typedef struct CUctx_st *CUcontext;
-typedef struct CUstream_st *CUstream;
-typedef struct CUevent_st *CUevent;
-typedef struct CUmemPoolHandle_st *CUmemoryPool;
-typedef unsigned long long CUdeviceptr;
-
-typedef struct CUmemLocation {
-    int type; /* CUmemLocationType */
-    int id;
-} CUmemLocation;
-
-typedef struct CUmemPoolProps {
-    int allocType;   /* CUmemAllocationType */
-    int handleTypes; /* CUmemAllocationHandleType */
-    CUmemLocation location;
-    void *win32SecurityAttributes;
-    size_t maxSize;
-    unsigned short usage;
-    unsigned char reserved[54];
-} CUmemPoolProps;
-
+/* Driver API values only this test uses (cuda.h, CUDA 12/13). */
 enum {
-    CUDA_SUCCESS = 0,
-
     CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 88,
     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
@@ -77,12 +51,10 @@ enum {
     CU_MEMORYTYPE_HOST = 1,
     CU_MEMORYTYPE_DEVICE = 2,
 
-    CU_MEMHOSTALLOC_PORTABLE = 0x01,
     CU_MEMHOSTALLOC_DEVICEMAP = 0x02,
     CU_MEMHOSTREGISTER_DEVICEMAP = 0x02,
     CU_MEM_ATTACH_GLOBAL = 0x1,
     CU_MEM_ATTACH_HOST = 0x2,
-    CU_STREAM_NON_BLOCKING = 0x1,
     CU_EVENT_DISABLE_TIMING = 0x2,
 
     CU_MEM_ALLOCATION_TYPE_PINNED = 0x1,
@@ -91,74 +63,6 @@ enum {
     CU_MEM_LOCATION_TYPE_NONE = 0x0,
     CU_MEM_LOCATION_TYPE_HOST = 0x2
 };
-
-/* X(field, exported symbol, parameters): the entry points the test needs;
- * the symbol is the versioned one cuda.h maps the name to. */
-#define CU_FUNCS(X)                                                            \
-    X(cuInit, "cuInit", (unsigned int))                                        \
-    X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **))             \
-    X(cuDriverGetVersion, "cuDriverGetVersion", (int *))                       \
-    X(cuDeviceGetCount, "cuDeviceGetCount", (int *))                           \
-    X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int))                           \
-    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *, int, CUdevice))    \
-    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                    \
-      (CUcontext *, CUdevice))                                                 \
-    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice))   \
-    X(cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext *))                       \
-    X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                         \
-    X(cuCtxSynchronize, "cuCtxSynchronize", (void))                            \
-    X(cuPointerGetAttributes, "cuPointerGetAttributes",                        \
-      (unsigned int, int *, void **, CUdeviceptr))                             \
-    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                    \
-    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                \
-    X(cuMemAllocHost, "cuMemAllocHost_v2", (void **, size_t))                  \
-    X(cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned int))       \
-    X(cuMemFreeHost, "cuMemFreeHost", (void *))                                \
-    X(cuMemHostRegister, "cuMemHostRegister_v2",                               \
-      (void *, size_t, unsigned int))                                          \
-    X(cuMemHostUnregister, "cuMemHostUnregister", (void *))                    \
-    X(cuMemAllocManaged, "cuMemAllocManaged",                                  \
-      (CUdeviceptr *, size_t, unsigned int))                                   \
-    X(cuMemAllocAsync, "cuMemAllocAsync", (CUdeviceptr *, size_t, CUstream))   \
-    X(cuMemFreeAsync, "cuMemFreeAsync", (CUdeviceptr, CUstream))               \
-    X(cuMemPoolCreate, "cuMemPoolCreate",                                      \
-      (CUmemoryPool *, const CUmemPoolProps *))                                \
-    X(cuMemPoolDestroy, "cuMemPoolDestroy", (CUmemoryPool))                    \
-    X(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync",                      \
-      (CUdeviceptr *, size_t, CUmemoryPool, CUstream))                         \
-    X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))       \
-    X(cuMemsetD8Async, "cuMemsetD8Async",                                      \
-      (CUdeviceptr, unsigned char, size_t, CUstream))                          \
-    X(cuMemcpy, "cuMemcpy", (CUdeviceptr, CUdeviceptr, size_t))                \
-    X(cuMemcpyAsync, "cuMemcpyAsync",                                          \
-      (CUdeviceptr, CUdeviceptr, size_t, CUstream))                            \
-    X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned int))            \
-    X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                       \
-    X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))                  \
-    X(cuStreamWaitEvent, "cuStreamWaitEvent",                                  \
-      (CUstream, CUevent, unsigned int))                                       \
-    X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned int))               \
-    X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                     \
-    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                          \
-    X(cuStreamWaitValue32, "cuStreamWaitValue32_v2",                           \
-      (CUstream, CUdeviceptr, unsigned int, unsigned int))                     \
-    X(cuStreamWriteValue32, "cuStreamWriteValue32_v2",                         \
-      (CUstream, CUdeviceptr, unsigned int, unsigned int))
-
-/* Entry points that may be missing; without them the non-primary context
- * case is left out. */
-#define CU_OPTIONAL_FUNCS(X)                                                   \
-    X(cuCtxCreate_v2, "cuCtxCreate_v2", (CUcontext *, unsigned int, CUdevice)) \
-    X(cuCtxCreate_v4, "cuCtxCreate_v4",                                        \
-      (CUcontext *, void *, unsigned int, CUdevice))                           \
-    X(cuCtxDestroy, "cuCtxDestroy_v2", (CUcontext))
-
-#define CU_DECLARE(field, symbol, params) CUresult(*field) params;
-static struct {
-    CU_FUNCS(CU_DECLARE)
-    CU_OPTIONAL_FUNCS(CU_DECLARE)
-} cu;
-#undef CU_DECLARE
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
@@ -174,78 +78,6 @@ static int managed_supported;
 static int concurrent_managed;
 static int host_register_supported;
 static int host_pointer_for_registered;
-
-/* The driver, loaded by hand. */
-
-/* Look symbol up into the function pointer at fn (memcpy: ISO C has no cast
- * from void * to a function pointer; POSIX makes the two the same size). */
-static bool load_symbol(void *lib, const char *symbol, void *fn)
-{
-    void *sym = dlsym(lib, symbol);
-
-    memcpy(fn, &sym, sizeof sym);
-    return sym != NULL;
-}
-
-/* Load libcuda.so.1 and initialize it: 0 when a device is usable, 1 (with
- * why) when there is no driver or no device, 2 (with why) when the driver
- * lacks an entry point this test needs. */
-static int load_driver(char *why, size_t why_size)
-{
-    void *lib;
-    CUresult rc;
-    int count = 0;
-
-    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) {
-        const char *e = dlerror();
-        snprintf(why, why_size, "%s", e != NULL ? e : "dlopen failed");
-        return 1;
-    }
-    if (!load_symbol(lib, "cuInit", &cu.cuInit) ||
-        !load_symbol(lib, "cuDeviceGetCount", &cu.cuDeviceGetCount)) {
-        snprintf(why, why_size, "libcuda.so.1 is not a CUDA driver");
-        return 1;
-    }
-    rc = cu.cuInit(0);
-    if (rc != CUDA_SUCCESS) {
-        snprintf(why, why_size, "cuInit failed with %d", rc);
-        return 1;
-    }
-    rc = cu.cuDeviceGetCount(&count);
-    if (rc != CUDA_SUCCESS || count == 0) {
-        snprintf(why, why_size, "cuDeviceGetCount: %d device(s), result %d",
-                 count, rc);
-        return 1;
-    }
-#define CU_LOAD(field, symbol, params)                                         \
-    if (!load_symbol(lib, symbol, &cu.field)) {                                \
-        snprintf(why, why_size, "libcuda.so.1 has no %s", symbol);             \
-        return 2;                                                              \
-    }
-    CU_FUNCS(CU_LOAD)
-#undef CU_LOAD
-#define CU_LOAD_OPTIONAL(field, symbol, params)                                \
-    (void)load_symbol(lib, symbol, &cu.field);
-    CU_OPTIONAL_FUNCS(CU_LOAD_OPTIONAL)
-#undef CU_LOAD_OPTIONAL
-    return 0;
-}
-
-/* A driver call that must succeed. */
-#define CU(call) cu_check_((cu.call), #call, __FILE__, __LINE__)
-
-static void cu_check_(CUresult rc, const char *what, const char *file,
-                      int line)
-{
-    const char *name = "?";
-
-    if (rc == CUDA_SUCCESS)
-        return;
-    if (cu.cuGetErrorName(rc, &name) != CUDA_SUCCESS)
-        name = "?";
-    fail_at(file, line, "%s failed: %s (%d)\n", what, name, rc);
-}
 
 static int device_attribute(int attribute)
 {
@@ -1449,27 +1281,17 @@ int main(void)
         cmocka_unit_test_setup(test_context_unchanged, set_primary),
         cmocka_unit_test_setup(test_stream_wait_orders_on_the_device, set_primary),
     };
-    char why[512];
-    int count = 0, major, minor, rc;
+    int count = 0, major = 0, minor = 0, rc;
 
-    /* The real driver, never a fake one named for the unit tests. */
-    unsetenv("STRIDED_CUDA_DRIVER");
-    rc = load_driver(why, sizeof why);
-    if (rc == 1) {
-        printf("skipped: no CUDA device (%s)\n", why);
-        return 0;
-    }
-    if (rc != 0) {
-        printf("cannot test: %s\n", why);
-        return 1;
-    }
-    if (cu.cuDriverGetVersion(&driver_version) != CUDA_SUCCESS ||
-        cu.cuDeviceGetCount(&count) != CUDA_SUCCESS ||
-        cu.cuDeviceGet(&device, TEST_DEVICE) != CUDA_SUCCESS ||
-        cu.cuDevicePrimaryCtxRetain(&primary, device) != CUDA_SUCCESS) {
+    rc = gpu_test_start(&count);
+    if (rc >= 0)
+        return rc;
+    if (cu.cuDriverGetVersion(&driver_version) != CUDA_SUCCESS) {
         printf("cannot set up device %d\n", TEST_DEVICE);
         return 1;
     }
+    if (!gpu_retain_devices(1, &device, &primary))
+        return 1;
     pageable_access = device_attribute(CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
     pools_supported = device_attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED);
     managed_supported = device_attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
@@ -1491,7 +1313,6 @@ int main(void)
            host_pointer_for_registered);
     printf("Classification (strided, then the driver's raw answers):\n");
     rc = cmocka_run_group_tests_name("gpu memory", tests, NULL, NULL);
-    (void)cu.cuCtxSetCurrent(NULL);
-    (void)cu.cuDevicePrimaryCtxRelease(device);
+    gpu_release_devices(1, &device);
     return rc;
 }

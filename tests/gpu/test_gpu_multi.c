@@ -38,54 +38,11 @@
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 
-#include "test_util.h"
+#include "gpu_test.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 
 #include "strided.h"
-
-/* The CUDA driver API, as much as this test uses (cuda.h, CUDA 12/13). */
-typedef int CUresult;
-typedef int CUdevice;
-typedef struct CUctx_st *CUcontext;
-typedef struct CUstream_st *CUstream;
-typedef unsigned long long CUdeviceptr;
-
-enum { CUDA_SUCCESS = 0 };
-#define CU_STREAM_NON_BLOCKING 0x1
-
-/* X(field, exported symbol, parameters). */
-#define CU_FUNCS(X)                                                            \
-    X(cuInit, "cuInit", (unsigned int))                                        \
-    X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **))             \
-    X(cuDeviceGetCount, "cuDeviceGetCount", (int *))                           \
-    X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int))                           \
-    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", (int *, CUdevice, CUdevice)) \
-    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                    \
-      (CUcontext *, CUdevice))                                                 \
-    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice))   \
-    X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                         \
-    X(cuCtxSynchronize, "cuCtxSynchronize", (void))                            \
-    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                    \
-    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                \
-    X(cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned int))       \
-    X(cuMemFreeHost, "cuMemFreeHost", (void *))                                \
-    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))    \
-    X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))          \
-    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2",                               \
-      (CUdeviceptr, const void *, size_t, CUstream))                           \
-    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2",                               \
-      (void *, CUdeviceptr, size_t, CUstream))                                 \
-    X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned int))            \
-    X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                       \
-    X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))
-
-#define CU_DECLARE(field, symbol, params) CUresult(*field) params;
-static struct {
-    CU_FUNCS(CU_DECLARE)
-} cu;
-#undef CU_DECLARE
 
 #define MAX_TEST_DEVICES 2
 
@@ -93,50 +50,6 @@ static int device_count;
 static CUdevice devices[MAX_TEST_DEVICES];
 static CUcontext primaries[MAX_TEST_DEVICES];
 static long cases;
-
-/* Load libcuda.so.1 and initialize it: 0 when a device is usable, 1 (with
- * why) when there is no driver or no device, 2 (with why) when the driver
- * lacks an entry point this test needs. */
-static int load_driver(char *why, size_t why_size)
-{
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    void *sym;
-
-    if (lib == NULL) {
-        const char *e = dlerror();
-        snprintf(why, why_size, "%s", e != NULL ? e : "dlopen failed");
-        return 1;
-    }
-#define CU_LOAD(field, symbol, params)                                         \
-    sym = dlsym(lib, symbol);                                                  \
-    if (sym == NULL) {                                                         \
-        snprintf(why, why_size, "libcuda.so.1 has no %s", symbol);             \
-        return 2;                                                              \
-    }                                                                          \
-    memcpy(&cu.field, &sym, sizeof sym);
-    CU_FUNCS(CU_LOAD)
-#undef CU_LOAD
-    if (cu.cuInit(0) != CUDA_SUCCESS || cu.cuDeviceGetCount(&device_count) != CUDA_SUCCESS ||
-        device_count == 0) {
-        snprintf(why, why_size, "cuInit/cuDeviceGetCount: %d device(s)", device_count);
-        return 1;
-    }
-    return 0;
-}
-
-/* A driver call that must succeed. */
-#define CU(call) cu_check_((cu.call), #call, __FILE__, __LINE__)
-
-static void cu_check_(CUresult rc, const char *what, const char *file, int line)
-{
-    const char *name = "?";
-
-    if (rc == CUDA_SUCCESS)
-        return;
-    if (cu.cuGetErrorName(rc, &name) != CUDA_SUCCESS)
-        name = "?";
-    fail_at(file, line, "%s failed: %s (%d)\n", what, name, rc);
-}
 
 static void use_device(int device)
 {
@@ -672,37 +585,20 @@ int main(void)
         cmocka_unit_test_setup(test_two_devices_temporaries, set_device_zero),
         cmocka_unit_test_setup(test_two_devices_ordering, set_device_zero),
     };
-    char why[512];
     int rc;
 
-    /* The real driver, never a fake one named for the unit tests; peer
-     * access as the devices allow unless a test says otherwise. */
-    unsetenv("STRIDED_CUDA_DRIVER");
+    /* Peer access as the devices allow unless a test says otherwise. */
     unsetenv("STRIDED_COPY_NO_PEER");
-    rc = load_driver(why, sizeof why);
-    if (rc == 1) {
-        printf("skipped: no CUDA device (%s)\n", why);
-        return 0;
-    }
-    if (rc != 0) {
-        printf("cannot test: %s\n", why);
-        return 1;
-    }
+    rc = gpu_test_start(&device_count);
+    if (rc >= 0)
+        return rc;
     if (device_count > MAX_TEST_DEVICES)
         device_count = MAX_TEST_DEVICES;
-    for (int d = 0; d < device_count; d++)
-        if (cu.cuDeviceGet(&devices[d], d) != CUDA_SUCCESS ||
-            cu.cuDevicePrimaryCtxRetain(&primaries[d], devices[d]) != CUDA_SUCCESS) {
-            printf("cannot set up device %d\n", d);
-            return 1;
-        }
-    const char *only = getenv("STRIDED_GPU_MULTI_TESTS");
-    if (only != NULL && only[0] != '\0')
-        cmocka_set_test_filter(only);
+    if (!gpu_retain_devices(device_count, devices, primaries))
+        return 1;
+    gpu_test_filter("STRIDED_GPU_MULTI_TESTS");
     rc = cmocka_run_group_tests_name("gpu multi", tests, NULL, NULL);
     printf("%ld copies checked\n", cases);
-    (void)cu.cuCtxSetCurrent(NULL);
-    for (int d = 0; d < device_count; d++)
-        (void)cu.cuDevicePrimaryCtxRelease(devices[d]);
+    gpu_release_devices(device_count, devices);
     return rc;
 }

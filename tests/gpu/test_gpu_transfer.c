@@ -37,9 +37,8 @@
  */
 #define _POSIX_C_SOURCE 200809L /* unsetenv */
 
-#include "test_util.h"
+#include "gpu_test.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -47,42 +46,6 @@
 
 #include "copy_internal.h"
 #include "strided.h"
-
-/* The CUDA driver API, as much as this test uses (cuda.h, CUDA 12/13). */
-typedef int CUresult;
-typedef int CUdevice;
-typedef struct CUctx_st *CUcontext;
-typedef struct CUstream_st *CUstream;
-typedef unsigned long long CUdeviceptr;
-
-enum { CUDA_SUCCESS = 0, CU_MEMHOSTALLOC_PORTABLE = 1 };
-#define CU_STREAM_PER_THREAD ((CUstream)0x2)
-
-/* X(field, exported symbol, parameters). */
-#define CU_FUNCS(X)                                                            \
-    X(cuInit, "cuInit", (unsigned int))                                        \
-    X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **))             \
-    X(cuDeviceGetCount, "cuDeviceGetCount", (int *))                           \
-    X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int))                           \
-    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                    \
-      (CUcontext *, CUdevice))                                                 \
-    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice))   \
-    X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                         \
-    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                    \
-    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                \
-    X(cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned int))       \
-    X(cuMemFreeHost, "cuMemFreeHost", (void *))                                \
-    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))    \
-    X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))          \
-    X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned int))            \
-    X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                       \
-    X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))
-
-#define CU_DECLARE(field, symbol, params) CUresult(*field) params;
-static struct {
-    CU_FUNCS(CU_DECLARE)
-} cu;
-#undef CU_DECLARE
 
 #define TEST_DEVICE 0
 #define GUARD 64
@@ -92,49 +55,6 @@ static struct {
 static CUdevice device;
 static CUcontext primary;
 static atomic_long cases;
-
-static int load_driver(char *why, size_t why_size)
-{
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    void *sym;
-    int count = 0;
-
-    if (lib == NULL) {
-        const char *e = dlerror();
-        snprintf(why, why_size, "%s", e != NULL ? e : "dlopen failed");
-        return 1;
-    }
-#define CU_LOAD(field, symbol, params)                                         \
-    sym = dlsym(lib, symbol);                                                  \
-    if (sym == NULL) {                                                         \
-        snprintf(why, why_size, "libcuda.so.1 has no %s", symbol);             \
-        return 2;                                                              \
-    }                                                                          \
-    memcpy(&cu.field, &sym, sizeof sym);
-    CU_FUNCS(CU_LOAD)
-#undef CU_LOAD
-    if (cu.cuInit(0) != CUDA_SUCCESS ||
-        cu.cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
-        snprintf(why, why_size, "cuInit/cuDeviceGetCount: %d device(s)",
-                 count);
-        return 1;
-    }
-    return 0;
-}
-
-#define CU(call) cu_check_((cu.call), #call, __FILE__, __LINE__)
-
-static void cu_check_(CUresult rc, const char *what, const char *file,
-                      int line)
-{
-    const char *name = "?";
-
-    if (rc == CUDA_SUCCESS)
-        return;
-    if (cu.cuGetErrorName(rc, &name) != CUDA_SUCCESS)
-        name = "?";
-    fail_at(file, line, "%s failed: %s (%d)\n", what, name, rc);
-}
 
 static int set_primary(void **state)
 {
@@ -641,33 +561,18 @@ int main(void)
         cmocka_unit_test_setup(test_given_resources, set_primary),
         cmocka_unit_test_setup(test_threads, set_primary),
     };
-    char why[512];
-    int rc;
+    int count = 0, rc;
 
-    /* The real driver, never a fake one named for the unit tests. */
-    unsetenv("STRIDED_CUDA_DRIVER");
     unsetenv("STRIDED_STAGING_CHUNK_BYTES");
-    rc = load_driver(why, sizeof why);
-    if (rc == 1) {
-        printf("skipped: no CUDA device (%s)\n", why);
-        return 0;
-    }
-    if (rc != 0) {
-        printf("cannot test: %s\n", why);
+    rc = gpu_test_start(&count);
+    if (rc >= 0)
+        return rc;
+    if (!gpu_retain_devices(1, &device, &primary))
         return 1;
-    }
-    if (cu.cuDeviceGet(&device, TEST_DEVICE) != CUDA_SUCCESS ||
-        cu.cuDevicePrimaryCtxRetain(&primary, device) != CUDA_SUCCESS) {
-        printf("cannot set up device %d\n", TEST_DEVICE);
-        return 1;
-    }
-    const char *only = getenv("STRIDED_GPU_TRANSFER_TESTS");
-    if (only != NULL && only[0] != '\0')
-        cmocka_set_test_filter(only);
+    gpu_test_filter("STRIDED_GPU_TRANSFER_TESTS");
     rc = cmocka_run_group_tests_name("gpu transfer", tests, NULL, NULL);
     printf("%ld copies checked\n", (long)atomic_load(&cases));
     strided__staging_reset(0);
-    (void)cu.cuCtxSetCurrent(NULL);
-    (void)cu.cuDevicePrimaryCtxRelease(device);
+    gpu_release_devices(1, &device);
     return rc;
 }

@@ -31,7 +31,6 @@ usable; tests that need CuPy, PyTorch or cuda.core skip by themselves.
 """
 
 import ctypes
-import importlib
 import itertools
 import re
 from typing import NamedTuple
@@ -39,54 +38,21 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-
-def _cuda_device_count():
-    """The number of usable CUDA devices, asking the driver through
-    cuda.bindings or, without it, through libcuda itself; 0 on any failure."""
-    try:
-        from cuda.bindings import driver
-    except Exception:
-        driver = None
-    if driver is not None:
-        try:
-            (err,) = driver.cuInit(0)
-            if err != driver.CUresult.CUDA_SUCCESS:
-                return 0
-            err, count = driver.cuDeviceGetCount()
-            return count if err == driver.CUresult.CUDA_SUCCESS else 0
-        except Exception:
-            return 0
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return 0
-    count = ctypes.c_int(0)
-    if lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return 0
-    return count.value
+from gpu_util import cuda_device_count, optional, optional_torch
 
 
-if _cuda_device_count() == 0:
+if cuda_device_count() == 0:
     pytest.skip("skipped: no CUDA device", allow_module_level=True)
 
 import strided  # noqa: E402
 from strided import Buffer, StridedLayout, StridedMemoryView  # noqa: E402
 
 
-def _optional(name):
-    try:
-        return importlib.import_module(name)
-    except Exception:  # not installed, or installed without a working CUDA
-        return None
-
-
-cupy = _optional("cupy")
-torch = _optional("torch")
-if torch is not None and not torch.cuda.is_available():
-    torch = None
+cupy = optional("cupy")
+torch = optional_torch()
 core = None
 for _package in ("cuda.core", "cuda.core.experimental"):
-    _core = _optional(_package)
+    _core = optional(_package)
     if _core is not None and hasattr(_core, "Device"):
         core = _core
         break

@@ -24,57 +24,21 @@ usable; the two-GPU tests skip with "skipped: fewer than 2 CUDA devices";
 tests that need CuPy or PyTorch skip by themselves.
 """
 
-import ctypes
-import importlib
-
 import numpy as np
 import pytest
 
-
-def _cuda_device_count():
-    """The number of usable CUDA devices, asking the driver through
-    cuda.bindings or, without it, through libcuda itself; 0 on any failure."""
-    try:
-        from cuda.bindings import driver
-    except Exception:
-        driver = None
-    if driver is not None:
-        try:
-            (err,) = driver.cuInit(0)
-            if err != driver.CUresult.CUDA_SUCCESS:
-                return 0
-            err, count = driver.cuDeviceGetCount()
-            return count if err == driver.CUresult.CUDA_SUCCESS else 0
-        except Exception:
-            return 0
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return 0
-    count = ctypes.c_int(0)
-    if lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return 0
-    return count.value
+from gpu_util import cuda_device_count, optional, optional_torch
 
 
-DEVICES = _cuda_device_count()
+DEVICES = cuda_device_count()
 if DEVICES == 0:
     pytest.skip("skipped: no CUDA device", allow_module_level=True)
 
 from strided import StridedMemoryView  # noqa: E402
 
 
-def _optional(name):
-    try:
-        return importlib.import_module(name)
-    except Exception:  # not installed, or installed without a working CUDA
-        return None
-
-
-cupy = _optional("cupy")
-torch = _optional("torch")
-if torch is not None and not torch.cuda.is_available():
-    torch = None
+cupy = optional("cupy")
+torch = optional_torch()
 
 needs_cupy = pytest.mark.skipif(cupy is None, reason="needs CuPy")
 needs_torch = pytest.mark.skipif(torch is None, reason="needs PyTorch with CUDA")

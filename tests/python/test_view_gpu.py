@@ -42,7 +42,6 @@ at hand; the skip reason names the library and its version.
 import ctypes
 import functools
 import gc
-import importlib
 import math
 import os
 import re
@@ -52,56 +51,23 @@ import weakref
 import numpy as np
 import pytest
 
-
-def _cuda_device_count():
-    """The number of usable CUDA devices, asking the driver through
-    cuda.bindings or, without it, through libcuda itself; 0 on any failure."""
-    try:
-        from cuda.bindings import driver
-    except Exception:
-        driver = None
-    if driver is not None:
-        try:
-            (err,) = driver.cuInit(0)
-            if err != driver.CUresult.CUDA_SUCCESS:
-                return 0
-            err, count = driver.cuDeviceGetCount()
-            return count if err == driver.CUresult.CUDA_SUCCESS else 0
-        except Exception:
-            return 0
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return 0
-    count = ctypes.c_int(0)
-    if lib.cuInit(0) != 0 or lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return 0
-    return count.value
+from gpu_util import cuda_device_count, optional, optional_torch
 
 
-if _cuda_device_count() == 0:
+if cuda_device_count() == 0:
     pytest.skip("skipped: no CUDA device", allow_module_level=True)
 
 import strided  # noqa: E402
 from strided import StridedMemoryView  # noqa: E402
 
 
-def _optional(name):
-    try:
-        return importlib.import_module(name)
-    except Exception:  # not installed, or installed without a working CUDA
-        return None
-
-
-cupy = _optional("cupy")
-torch = _optional("torch")
-if torch is not None and not torch.cuda.is_available():
-    torch = None
-ml_dtypes = _optional("ml_dtypes")
+cupy = optional("cupy")
+torch = optional_torch()
+ml_dtypes = optional("ml_dtypes")
 
 CoreSMV = CoreDevice = None
 for _package in ("cuda.core", "cuda.core.experimental"):
-    _core, _utils = _optional(_package), _optional(_package + ".utils")
+    _core, _utils = optional(_package), optional(_package + ".utils")
     if _core is not None and _utils is not None and hasattr(
         getattr(_utils, "StridedMemoryView", None), "from_dlpack"
     ):
