@@ -6,7 +6,7 @@ What is checked:
 
 - Device to device over the layout classes of test_copy.py (c, f, t, g, n;
   sources also b, b1, b0) x itemsizes 1, 2, 3, 4, 8, 12, 16 x 2-D and 3-D
-  shapes, 0-d, empty and 40-dim: the whole buffers under both sides equal,
+  shapes, 0-d, empty and 64-dim: the whole buffers under both sides equal,
   byte for byte, what cupy.copyto makes of copies of the same bytes (each
   element seen as a trailing axis of itemsize bytes, so that any itemsize
   copies as raw bytes), and what np.copyto makes of them on the host. Views
@@ -323,8 +323,9 @@ def copy(dv, sv, method, **kwargs):
 def check(kinds, dst_spec, src_spec, itemsize, stream, *, how=("cai", "cai"),
           method="copy_from", blocking=None, seed=0):
     """Copy src into dst between memory of kinds (dst kind, src kind) on
-    stream and compare the bytes with NumPy's (and, device to device, with
-    CuPy's). Returns (dst Mem, src Mem, dst view, src view)."""
+    stream and compare the bytes with NumPy's (and, device to device and
+    below 64 axes, with CuPy's). Returns (dst Mem, src Mem, dst view, src
+    view)."""
     dst = Mem(kinds[0], dst_spec.nbytes, seed)
     src = Mem(kinds[1], src_spec.nbytes, seed + 1)
     dv = dst.view(dst_spec, itemsize, how[0], stream_ptr=stream.ptr)
@@ -334,7 +335,9 @@ def check(kinds, dst_spec, src_spec, itemsize, stream, *, how=("cai", "cai"),
     got = dst.bytes()
     assert_bytes(got, expected_bytes(dst, dst_spec, src, src_spec, itemsize), "vs np.copyto")
     assert_bytes(src.bytes(), src.initial, "source changed")
-    if kinds == ("device", "device"):
+    # CuPy's answer too, where its arrays (at most 64 axes) hold the views
+    # with the trailing byte axis added.
+    if kinds == ("device", "device") and max(len(dst_spec.shape), len(src_spec.shape)) < 64:
         want = cupy.asarray(dst.initial if dst.nbytes else np.zeros(1, np.uint8))
         if dst.nbytes:
             src_copy = cupy.asarray(src.initial) if src.nbytes else cupy.zeros(1, cupy.uint8)
@@ -407,9 +410,10 @@ def test_d2d_empty(dst_shape, src_shape, stream_arg, stream):
         assert_bytes(d.bytes(), d.initial)
 
 
-def shape40():
-    shape = [1] * 40
-    for axis in (0, 7, 19, 33, 39):
+def shape64():
+    """64 axes (the most a layout has), six of them of extent 2."""
+    shape = [1] * 64
+    for axis in (0, 7, 19, 33, 47, 63):
         shape[axis] = 2
     return tuple(shape)
 
@@ -417,10 +421,21 @@ def shape40():
 @pytest.mark.parametrize("itemsize", [1, 3, 16])
 @pytest.mark.parametrize("dst,src", [("c", "c"), ("c", "f"), ("g", "n"), ("n", "g"),
                                      ("c", "b"), ("t", "b1"), ("g", "b0")])
-def test_d2d_forty_dims(dst, src, itemsize, stream):
-    shape = shape40()
+def test_d2d_sixty_four_dims(dst, src, itemsize, stream):
+    shape = shape64()
     check(("device", "device"), klass(dst, shape, itemsize), klass(src, shape, itemsize),
           itemsize, stream)
+
+
+@pytest.mark.parametrize("kinds", [("device", "pageable"), ("pageable", "device"),
+                                   ("device", "pinned"), ("pinned", "device")], ids="-".join)
+@pytest.mark.parametrize("dst,src", [("c", "n"), ("c", "g"), ("g", "c"), ("c", "b")])
+def test_host_device_sixty_four_dims(kinds, dst, src, stream):
+    """64-axis views between host and device memory, every transfer path
+    (pinned and pageable, dense and gapped, broadcast sources)."""
+    shape = shape64()
+    how = tuple("ai" if k == "pageable" else "cai" for k in kinds)
+    check(kinds, klass(dst, shape, 8), klass(src, shape, 8), 8, stream, how=how)
 
 
 @pytest.mark.parametrize("case", ["transpose", "gather", "broadcast", "rows", "reversed"])
