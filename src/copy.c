@@ -33,6 +33,25 @@ static void run_plan(const strided_copy_plan *p, void *dst, const void *src, int
     strided__copy_host_run(p, d, s, nthreads);
 }
 
+strided_status strided__copy_temp_buffer(strided_memory_resource *mr, size_t size, void *stream,
+                                         bool host, strided_buffer **out)
+{
+    strided_status status = strided_buffer_alloc(mr, size, stream, out);
+    if (status != STRIDED_OK) {
+        *out = NULL;
+        return status;
+    }
+    strided_memory_info info = strided_buffer_memory_info(*out);
+    if (host ? info.host_accessible && strided_buffer_ptr(*out) != NULL
+             : info.device_accessible)
+        return STRIDED_OK;
+    strided_buffer_release(*out);
+    *out = NULL;
+    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "copy",
+                         host ? "the host allocator gave memory the host cannot reach"
+                              : "the device allocator gave memory no device can reach");
+}
+
 /* strided_copy_host with the layouts' plan made already (volume > 0). An
  * overlapping copy's temporary comes from mr when given (on stream), else
  * from the heap. */
@@ -72,15 +91,10 @@ static strided_status copy_host_planned(const strided_copy_plan *plan, void *dst
     strided_buffer *buffer = NULL;
     void *tmp;
     if (mr != NULL) {
-        status = strided_buffer_alloc(mr, (size_t)bytes, stream, &buffer);
+        status = strided__copy_temp_buffer(mr, (size_t)bytes, stream, true, &buffer);
         if (status != STRIDED_OK)
             return status;
         tmp = strided_buffer_ptr(buffer);
-        if (!strided_buffer_memory_info(buffer).host_accessible) {
-            strided_buffer_release(buffer);
-            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                                 "the host allocator gave memory the host cannot reach");
-        }
     } else {
         tmp = strided__malloc((size_t)bytes);
         if (tmp == NULL)

@@ -68,6 +68,25 @@ void strided__copy_plan_cache_set_hash_mask(uint64_t mask);
 void strided__copy_footprint(const strided_layout *l, uintptr_t base, uintptr_t *lo,
                              uintptr_t *hi);
 
+/* The lowest and highest element offsets one side of plan p reaches from
+ * the plan's element 0 (strides: p->dst_strides or p->src_strides),
+ * checked to fit in int64 also as bytes (and so every offset between
+ * them); STRIDED_ERR_OVERFLOW ("the bytes of a copy of (shape):(strides)
+ * (itemsize n) do not fit in int64") otherwise. */
+strided_status strided__copy_plan_reach(const strided_copy_plan *p, const int64_t *strides,
+                                        int64_t *lo, int64_t *hi);
+/* That failure, for byte counts of one side of p found not to fit. */
+strided_status strided__copy_plan_overflow(const strided_copy_plan *p, const int64_t *strides);
+
+/* One temporary of size bytes from resource mr on stream (a copy's
+ * allocator), which must give memory the host can reach (host) or a device
+ * can reach (!host): STRIDED_ERR_INVALID_ARGUMENT ("the host allocator
+ * gave memory the host cannot reach", "the device allocator gave memory no
+ * device can reach") otherwise, the buffer given back. *out holds one
+ * reference on success and is NULL on failure. */
+strided_status strided__copy_temp_buffer(strided_memory_resource *mr, size_t size, void *stream,
+                                         bool host, strided_buffer **out);
+
 /* What strided_view_copy hands a device-side executor: the checked views,
  * their plan (volume > 0), what their memory is, the stream and the device
  * whose primary context runs the copy (dst's device, else src's). */
@@ -94,6 +113,12 @@ typedef struct strided__copy_temp {
     strided_buffer *buffer;  /* from device_mr, else NULL */
     void *stream;
 } strided__copy_temp;
+
+/* Run plan q on device, queued on stream; dst0 and src0 are the device
+ * addresses of the element 0 of the layouts q was made from (q's offsets
+ * are added here). */
+strided_status strided__copy_device_run_from(const strided_copy_plan *q, uintptr_t dst0,
+                                             uintptr_t src0, void *stream, int device);
 
 /* Allocate size (> 0) bytes on the job's stream; on failure *out is empty
  * and the status says why (STRIDED_ERR_OUT_OF_MEMORY names the size). */

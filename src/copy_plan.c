@@ -474,3 +474,30 @@ void strided__copy_plan_cache_set_hash_mask(uint64_t mask)
     if (c != NULL)
         c->mask = mask;
 }
+
+strided_status strided__copy_plan_overflow(const strided_copy_plan *p, const int64_t *strides)
+{
+    char shape[STRIDED_MAX_NDIM * 22 + 8], steps[STRIDED_MAX_NDIM * 22 + 8];
+    strided__text a = {shape, sizeof shape, 0}, b = {steps, sizeof steps, 0};
+    strided__text_tuple(&a, p->ndim, p->shape);
+    strided__text_tuple(&b, p->ndim, strides);
+    return strided__fail(STRIDED_ERR_OVERFLOW, "copy",
+                         "the bytes of a copy of %s:%s (itemsize %d) do not fit in int64", shape,
+                         steps, p->itemsize);
+}
+
+strided_status strided__copy_plan_reach(const strided_copy_plan *p, const int64_t *strides,
+                                        int64_t *lo, int64_t *hi)
+{
+    int64_t l = 0, h = 0, r = 0, t = 0;
+    bool overflow = false;
+    for (int k = 0; k < p->ndim && !overflow; k++)
+        overflow = strided__mul_overflow(strides[k], p->shape[k] - 1, &r) ||
+                   strided__add_overflow(r < 0 ? l : h, r, r < 0 ? &l : &h);
+    if (overflow || strided__mul_overflow(l, p->itemsize, &t) || t == INT64_MIN ||
+        strided__add_overflow(h, 1, &t) || strided__mul_overflow(t, p->itemsize, &t))
+        return strided__copy_plan_overflow(p, strides);
+    *lo = l;
+    *hi = h;
+    return STRIDED_OK;
+}

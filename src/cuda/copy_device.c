@@ -77,19 +77,11 @@ strided_status strided__copy_temp_alloc(const strided__copy_job *job, size_t siz
 {
     *out = (strided__copy_temp){0, size, NULL, job->stream};
     if (job->device_mr != NULL) {
-        strided_status status = strided_buffer_alloc(job->device_mr, size, job->stream,
-                                                     &out->buffer);
-        if (status != STRIDED_OK)
-            return status;
-        strided_memory_info info = strided_buffer_memory_info(out->buffer);
-        if (!info.device_accessible) {
-            strided_buffer_release(out->buffer);
-            out->buffer = NULL;
-            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, OP,
-                                 "the device allocator gave memory no device can reach");
-        }
-        out->ptr = info.device_address;
-        return STRIDED_OK;
+        strided_status status = strided__copy_temp_buffer(job->device_mr, size, job->stream,
+                                                          false, &out->buffer);
+        if (status == STRIDED_OK)
+            out->ptr = strided_buffer_memory_info(out->buffer).device_address;
+        return status;
     }
     const strided__driver *cu;
     strided_status status = strided__cuda(OP, &cu);
@@ -140,42 +132,17 @@ static uintptr_t at(uintptr_t element0, int64_t offset, int itemsize)
     return element0 + (uintptr_t)offset * (uintptr_t)itemsize;
 }
 
-/* Run plan p from the side's element 0 addresses (the plan's offsets are
- * added here). */
-static strided_status run_at(const strided_copy_plan *p, uintptr_t dst0, uintptr_t src0,
-                             void *stream, int device)
+strided_status strided__copy_device_run_from(const strided_copy_plan *q, uintptr_t dst0,
+                                             uintptr_t src0, void *stream, int device)
 {
-    return strided__copy_device_run(p, at(dst0, p->dst_offset, p->itemsize),
-                                    at(src0, p->src_offset, p->itemsize), stream, device);
+    return strided__copy_device_run(q, at(dst0, q->dst_offset, q->itemsize),
+                                    at(src0, q->src_offset, q->itemsize), stream, device);
 }
 
 static strided_status too_large(void)
 {
     return strided__fail(STRIDED_ERR_OVERFLOW, OP,
                          "the copy's byte offsets do not fit in int64");
-}
-
-/* The bytes one side of plan p reaches around its element 0 (the plan's
- * element 0, offsets applied): [element 0 - below, element 0 + above). */
-typedef struct span {
-    uint64_t below, above;
-} span;
-
-static strided_status span_of(const strided_copy_plan *p, const int64_t *strides, span *out)
-{
-    int64_t lo = 0, hi = 0, t = 0;
-    for (int k = 0; k < p->ndim; k++) {
-        if (strided__mul_overflow(strides[k], p->shape[k] - 1, &t) ||
-            strided__add_overflow(t < 0 ? lo : hi, t, t < 0 ? &lo : &hi))
-            return too_large();
-    }
-    int64_t below = 0, above = 0;
-    if (strided__mul_overflow(lo, p->itemsize, &below) || below == INT64_MIN ||
-        strided__add_overflow(hi, 1, &hi) || strided__mul_overflow(hi, p->itemsize, &above))
-        return too_large();
-    out->below = (uint64_t)-below;
-    out->above = (uint64_t)above;
-    return STRIDED_OK;
 }
 
 /* A copy through a dense temporary: pack moves the source's elements into
@@ -233,9 +200,9 @@ static strided_status copy_overlapping(const strided__copy_job *job, uintptr_t d
         return status;
     status = strided__copy_temp_alloc(job, sg.bytes, &t);
     if (status == STRIDED_OK)
-        status = run_at(&sg.pack, t.ptr, s, job->stream, job->device);
+        status = strided__copy_device_run_from(&sg.pack, t.ptr, s, job->stream, job->device);
     if (status == STRIDED_OK)
-        status = run_at(&sg.unpack, d, t.ptr, job->stream, job->device);
+        status = strided__copy_device_run_from(&sg.unpack, d, t.ptr, job->stream, job->device);
     strided__copy_temp_free(&t);
     strided__context_leave(cu, &scope);
     return status;
@@ -459,7 +426,7 @@ static strided_status copy_packed(const strided__driver *cu, const strided__copy
         if (status == STRIDED_OK)
             status = strided__copy_temp_alloc(&src_job, sg->bytes, &packed);
         if (status == STRIDED_OK)
-            status = run_at(&sg->pack, packed.ptr, s, side, src_dev);
+            status = strided__copy_device_run_from(&sg->pack, packed.ptr, s, side, src_dev);
         if (status == STRIDED_OK)
             status = record_event(cu, side, &done_packing);
         strided__context_leave(cu, &scope);
@@ -483,7 +450,7 @@ static strided_status copy_packed(const strided__driver *cu, const strided__copy
         if (status == STRIDED_OK)
             status = record_event(cu, job->stream, &done_moving);
         if (status == STRIDED_OK && !direct)
-            status = run_at(&sg->unpack, d, landed.ptr, job->stream, job->device);
+            status = strided__copy_device_run_from(&sg->unpack, d, landed.ptr, job->stream, job->device);
         strided__copy_temp_free(&landed);
         strided__context_leave(cu, &scope);
     }
@@ -564,14 +531,15 @@ strided_status strided__copy_between_devices(const strided__copy_job *job)
     const strided_copy_plan *p = job->plan;
     uintptr_t d = at(strided_view_device_ptr(job->dst), p->dst_offset, p->itemsize);
     uintptr_t s = at(strided_view_device_ptr(job->src), p->src_offset, p->itemsize);
-    span ds = {0, 0}, ss = {0, 0};
-    strided_status status = span_of(p, p->dst_strides, &ds);
+    int64_t dl = 0, dh = 0, sl = 0, sh = 0;
+    strided_status status = strided__copy_plan_reach(p, p->dst_strides, &dl, &dh);
     if (status == STRIDED_OK)
-        status = span_of(p, p->src_strides, &ss);
+        status = strided__copy_plan_reach(p, p->src_strides, &sl, &sh);
     if (status != STRIDED_OK)
         return status;
-    uintptr_t dlo = d - ds.below, dhi = d + ds.above;
-    uintptr_t slo = s - ss.below, shi = s + ss.above;
+    /* Each side's bytes, [element lo, element hi + 1) (they fit in int64). */
+    uintptr_t dlo = at(d, dl, p->itemsize), dhi = at(d, dh + 1, p->itemsize);
+    uintptr_t slo = at(s, sl, p->itemsize), shi = at(s, sh + 1, p->itemsize);
     if (dlo < shi && slo < dhi) {
         if (copies_onto_itself(p, d, s))
             return STRIDED_OK;

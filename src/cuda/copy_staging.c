@@ -173,19 +173,11 @@ static strided_status acquire(const strided__copy_job *job, const strided__drive
     *out = (staging){{NULL, NULL}, NULL, NULL, NULL};
     size_t bytes = piece * (size_t)nbuf;
     if (job->host_mr != NULL) {
-        strided_status status = strided_buffer_alloc(job->host_mr, bytes, job->stream,
-                                                     &out->buffer);
+        strided_status status = strided__copy_temp_buffer(job->host_mr, bytes, job->stream, true,
+                                                          &out->buffer);
         if (status != STRIDED_OK)
             return status;
-        strided_memory_info info = strided_buffer_memory_info(out->buffer);
         char *base = strided_buffer_ptr(out->buffer);
-        if (!info.host_accessible || base == NULL) {
-            strided_buffer_release(out->buffer);
-            out->buffer = NULL;
-            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, OP,
-                                 "the host allocator gave memory the host cannot "
-                                 "reach; staging buffers must be host memory");
-        }
         out->buf[0] = base;
         out->buf[1] = nbuf > 1 ? base + piece : NULL;
         return STRIDED_OK;

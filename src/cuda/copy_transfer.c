@@ -85,38 +85,6 @@ typedef struct transfer {
     uintptr_t device; /* device address of the plan's element 0, device side */
 } transfer;
 
-static strided_status too_large(const strided_copy_plan *p, const int64_t *strides)
-{
-    char shape[STRIDED_MAX_NDIM * 22 + 8], steps[STRIDED_MAX_NDIM * 22 + 8];
-    strided__text a = {shape, sizeof shape, 0}, b = {steps, sizeof steps, 0};
-    strided__text_tuple(&a, p->ndim, p->shape);
-    strided__text_tuple(&b, p->ndim, strides);
-    return strided__fail(STRIDED_ERR_OVERFLOW, OP,
-                         "the bytes of a transfer of %s:%s (itemsize %d) do not fit in "
-                         "int64",
-                         shape, steps, p->itemsize);
-}
-
-/* The lowest and highest element offsets, from the plan's element 0, of
- * one side of p, checked to fit in int64 also in bytes (and so every
- * offset between them). */
-static strided_status reach(const strided_copy_plan *p, const int64_t *strides, int64_t *lo,
-                            int64_t *hi)
-{
-    int64_t l = 0, h = 0, r = 0, t = 0;
-    for (int k = 0; k < p->ndim; k++) {
-        if (strided__mul_overflow(strides[k], p->shape[k] - 1, &r) ||
-            strided__add_overflow(r < 0 ? l : h, r, r < 0 ? &l : &h))
-            return too_large(p, strides);
-    }
-    if (strided__mul_overflow(l, p->itemsize, &t) || strided__add_overflow(h, 1, &t) ||
-        strided__mul_overflow(t, p->itemsize, &t))
-        return too_large(p, strides);
-    *lo = l;
-    *hi = h;
-    return STRIDED_OK;
-}
-
 /* Whether strides are the C-contiguous strides of p's shape: the side is
  * the packed image of the plan's elements in the plan's axis order. (For
  * the destination, whose strides the plan sorted, this is exactly "dense":
@@ -175,17 +143,6 @@ static strided_status plan_between(const strided_copy_plan *p, const int64_t *ds
     if (status == STRIDED_OK)
         status = strided_copy_plan_make(&d, &s, out);
     return status;
-}
-
-/* Run plan q on the device; dst and src are the addresses of the element
- * 0 of the layouts q was made from. */
-static strided_status run_on_device(const transfer *t, const strided_copy_plan *q,
-                                    uintptr_t dst, uintptr_t src)
-{
-    uintptr_t isz = (uintptr_t)q->itemsize;
-    return strided__copy_device_run(q, dst + (uintptr_t)q->dst_offset * isz,
-                                    src + (uintptr_t)q->src_offset * isz, t->job->stream,
-                                    t->job->device);
 }
 
 static strided_status dma(const transfer *t, uintptr_t dst, uintptr_t src, int64_t bytes)
@@ -272,7 +229,7 @@ static strided_status footprint_to_device(transfer *t, int64_t lo, int64_t hi)
     last_path = "footprint";
     /* hi - lo + 1 fits: source_dense_enough said so. */
     if (strided__mul_overflow(hi - lo + 1, isz, &bytes))
-        return too_large(&t->plan, t->plan.src_strides);
+        return strided__copy_plan_overflow(&t->plan, t->plan.src_strides);
     strided_status status = strided__copy_temp_alloc(t->job, (size_t)bytes, &temp);
     if (status != STRIDED_OK)
         return status;
@@ -324,7 +281,8 @@ static strided_status pack_to_device(transfer *t)
                                direct ? t->device : temp.ptr};
     status = strided__staged_to_device(t->job, &a);
     if (status == STRIDED_OK && !direct)
-        status = run_on_device(t, &q, t->device, temp.ptr);
+        status = strided__copy_device_run_from(&q, t->device, temp.ptr, t->job->stream,
+                                               t->job->device);
     strided__copy_temp_free(&temp);
     return status;
 }
@@ -337,7 +295,7 @@ static strided_status to_device(transfer *t)
         return run_across(t, t->host, t->device, t->bytes, true);
     }
     int64_t lo = 0, hi = 0;
-    strided_status status = reach(p, p->src_strides, &lo, &hi);
+    strided_status status = strided__copy_plan_reach(p, p->src_strides, &lo, &hi);
     if (status != STRIDED_OK)
         return status;
     bool dense = source_dense_enough(p, lo, hi);
@@ -382,7 +340,8 @@ static strided_status pack_to_host(transfer *t)
         if (status == STRIDED_OK)
             status = strided__copy_temp_alloc(t->job, (size_t)t->bytes, &temp);
         if (status == STRIDED_OK)
-            status = run_on_device(t, &q, temp.ptr, t->device);
+            status = strided__copy_device_run_from(&q, temp.ptr, t->device, t->job->stream,
+                                                   t->job->device);
     }
     if (status == STRIDED_OK) {
         strided__staged_array a = {p->ndim, p->itemsize, p->shape, p->dst_strides, t->host,
@@ -433,13 +392,13 @@ strided_status strided__copy_transfer(const strided__copy_job *job)
     strided_status status = STRIDED_OK;
     int64_t hoff = 0, doff = 0, lo = 0, hi = 0;
     const int64_t *hstrides = h2d ? p->src_strides : p->dst_strides;
-    status = reach(p, hstrides, &lo, &hi);
+    status = strided__copy_plan_reach(p, hstrides, &lo, &hi);
     if (status != STRIDED_OK)
         return status;
     if (strided__mul_overflow(p->volume, t.isz, &t.bytes) ||
         strided__mul_overflow(h2d ? p->src_offset : p->dst_offset, t.isz, &hoff) ||
         strided__mul_overflow(h2d ? p->dst_offset : p->src_offset, t.isz, &doff))
-        return too_large(p, hstrides);
+        return strided__copy_plan_overflow(p, hstrides);
     t.host = (char *)strided_view_ptr(hv) + (intptr_t)hoff;
     t.device = strided_view_device_ptr(dv) + (uintptr_t)doff;
 
