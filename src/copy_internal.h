@@ -78,6 +78,19 @@ strided_status strided__copy_plan_reach(const strided_copy_plan *p, const int64_
 /* That failure, for byte counts of one side of p found not to fit. */
 strided_status strided__copy_plan_overflow(const strided_copy_plan *p, const int64_t *strides);
 
+/* A copy through a dense temporary: pack moves the source's distinct
+ * elements into it, unpack moves them from there into the destination
+ * (broadcast again where the source repeats). The temporary has the plan's
+ * axes, extent 1 where the source's stride is 0, in C order, and bytes
+ * bytes (the source's payload). Used by overlapping and cross-device copies
+ * and by host gathers into the device. */
+typedef struct strided__copy_packing {
+    strided_copy_plan pack, unpack;
+    size_t bytes;
+} strided__copy_packing;
+
+strided_status strided__copy_packing_make(const strided_copy_plan *p, strided__copy_packing *out);
+
 /* One temporary of size bytes from resource mr on stream (a copy's
  * allocator), which must give memory the host can reach (host) or a device
  * can reach (!host): STRIDED_ERR_INVALID_ARGUMENT ("the host allocator

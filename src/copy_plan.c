@@ -501,3 +501,28 @@ strided_status strided__copy_plan_reach(const strided_copy_plan *p, const int64_
     *hi = h;
     return STRIDED_OK;
 }
+
+strided_status strided__copy_packing_make(const strided_copy_plan *p, strided__copy_packing *out)
+{
+    int64_t shape[STRIDED_MAX_NDIM];
+    strided_layout src, tmp, dst;
+    for (int k = 0; k < p->ndim; k++)
+        shape[k] = p->src_strides[k] == 0 ? 1 : p->shape[k];
+    strided_status status = strided_layout_init(&src, p->ndim, shape, p->src_strides, p->itemsize);
+    if (status == STRIDED_OK)
+        status = strided_layout_init_dense(&tmp, p->ndim, shape, p->itemsize, STRIDED_ORDER_C, 0,
+                                           NULL);
+    if (status == STRIDED_OK)
+        status = strided_layout_init(&dst, p->ndim, p->shape, p->dst_strides, p->itemsize);
+    if (status == STRIDED_OK)
+        status = strided_copy_plan_make(&tmp, &src, &out->pack);
+    if (status == STRIDED_OK)
+        status = strided_copy_plan_make(&dst, &tmp, &out->unpack);
+    if (status != STRIDED_OK)
+        return status;
+    int64_t bytes = 0;
+    if (strided__mul_overflow(strided_layout_volume(&tmp), p->itemsize, &bytes))
+        return strided__copy_plan_overflow(p, p->src_strides);
+    out->bytes = (size_t)bytes;
+    return STRIDED_OK;
+}

@@ -145,41 +145,6 @@ static strided_status too_large(void)
                          "the copy's byte offsets do not fit in int64");
 }
 
-/* A copy through a dense temporary: pack moves the source's elements into
- * it, unpack moves them (broadcast again where the source repeats) into the
- * destination. The temporary has the plan's axes, extent 1 where the
- * source's stride is 0, in C order: bytes bytes, which is also the source's
- * payload. */
-typedef struct staging {
-    strided_copy_plan pack, unpack;
-    size_t bytes;
-} staging;
-
-static strided_status make_staging(const strided_copy_plan *p, staging *out)
-{
-    int64_t shape[STRIDED_MAX_NDIM];
-    strided_layout src, tmp, dst;
-    for (int k = 0; k < p->ndim; k++)
-        shape[k] = p->src_strides[k] == 0 ? 1 : p->shape[k];
-    strided_status status = strided_layout_init(&src, p->ndim, shape, p->src_strides, p->itemsize);
-    if (status == STRIDED_OK)
-        status = strided_layout_init_dense(&tmp, p->ndim, shape, p->itemsize, STRIDED_ORDER_C, 0,
-                                           NULL);
-    if (status == STRIDED_OK)
-        status = strided_layout_init(&dst, p->ndim, p->shape, p->dst_strides, p->itemsize);
-    if (status == STRIDED_OK)
-        status = strided_copy_plan_make(&tmp, &src, &out->pack);
-    if (status == STRIDED_OK)
-        status = strided_copy_plan_make(&dst, &tmp, &out->unpack);
-    if (status != STRIDED_OK)
-        return status;
-    int64_t bytes = 0;
-    if (strided__mul_overflow(strided_layout_volume(&tmp), p->itemsize, &bytes))
-        return too_large();
-    out->bytes = (size_t)bytes;
-    return STRIDED_OK;
-}
-
 /* ---- one device ---- */
 
 /* Source and destination share bytes: read the source in full into a
@@ -187,11 +152,11 @@ static strided_status make_staging(const strided_copy_plan *p, staging *out)
  * plan's element 0 addresses. */
 static strided_status copy_overlapping(const strided__copy_job *job, uintptr_t d, uintptr_t s)
 {
-    staging sg;
+    strided__copy_packing sg;
     const strided__driver *cu;
     strided__context_scope scope;
     strided__copy_temp t;
-    strided_status status = make_staging(job->plan, &sg);
+    strided_status status = strided__copy_packing_make(job->plan, &sg);
     if (status == STRIDED_OK)
         status = strided__cuda(OP, &cu);
     if (status == STRIDED_OK)
@@ -399,7 +364,7 @@ static strided_status copy_footprint(const strided__driver *cu, const strided__c
  * stream, after the caller's stream), move the packed bytes over on the
  * caller's stream, unpack there. See the file's comment. */
 static strided_status copy_packed(const strided__driver *cu, const strided__copy_job *job,
-                                  const staging *sg, uintptr_t d, uintptr_t s, int src_dev)
+                                  const strided__copy_packing *sg, uintptr_t d, uintptr_t s, int src_dev)
 {
     void *side = (void *)CU_STREAM_PER_THREAD;
     strided__copy_job src_job = *job;
@@ -515,8 +480,8 @@ static strided_status copy_across(const strided__copy_job *job, uintptr_t d, uin
         return status;
     if (direct)
         return strided__copy_device_run(p, d, s, job->stream, job->device);
-    staging sg;
-    status = make_staging(p, &sg);
+    strided__copy_packing sg;
+    status = strided__copy_packing_make(p, &sg);
     if (status != STRIDED_OK)
         return status;
     /* The footprint when it is at most twice the payload (2 * bytes fits:

@@ -249,14 +249,8 @@ static strided_status footprint_to_device(transfer *t, int64_t lo, int64_t hi)
 static strided_status pack_to_device(transfer *t)
 {
     const strided_copy_plan *p = &t->plan;
-    int64_t shape[STRIDED_MAX_NDIM], strides[STRIDED_MAX_NDIM], image[STRIDED_MAX_NDIM];
-    int64_t step = 1;
+    int64_t shape[STRIDED_MAX_NDIM], strides[STRIDED_MAX_NDIM];
     int n = 0;
-    for (int k = p->ndim - 1; k >= 0; k--) {
-        image[k] = p->src_strides[k] == 0 ? 0 : step;
-        if (p->src_strides[k] != 0)
-            step *= p->shape[k]; /* <= volume */
-    }
     for (int k = 0; k < p->ndim; k++)
         if (p->src_strides[k] != 0) {
             shape[n] = p->shape[k];
@@ -267,13 +261,15 @@ static strided_status pack_to_device(transfer *t)
     assert(n >= 1);
     bool direct = n == p->ndim && is_packed(p, p->dst_strides);
     strided__copy_temp temp = {0, 0, NULL, NULL};
-    strided_copy_plan q;
+    strided__copy_packing q;
     last_path = "pack";
     strided_status status = STRIDED_OK;
     if (!direct) {
-        status = plan_between(p, p->dst_strides, image, &q);
+        /* The host gathers the source's distinct elements packed in the
+         * plan's order (q's temporary); q.unpack spreads them on the device. */
+        status = strided__copy_packing_make(p, &q);
         if (status == STRIDED_OK)
-            status = strided__copy_temp_alloc(t->job, (size_t)(step * t->isz), &temp);
+            status = strided__copy_temp_alloc(t->job, q.bytes, &temp);
         if (status != STRIDED_OK)
             return status;
     }
@@ -281,7 +277,7 @@ static strided_status pack_to_device(transfer *t)
                                direct ? t->device : temp.ptr};
     status = strided__staged_to_device(t->job, &a);
     if (status == STRIDED_OK && !direct)
-        status = strided__copy_device_run_from(&q, t->device, temp.ptr, t->job->stream,
+        status = strided__copy_device_run_from(&q.unpack, t->device, temp.ptr, t->job->stream,
                                                t->job->device);
     strided__copy_temp_free(&temp);
     return status;
