@@ -33,11 +33,11 @@ usable; tests that need CuPy, PyTorch or cuda.core skip by themselves.
 import ctypes
 import itertools
 import re
-from typing import NamedTuple
 
 import numpy as np
 import pytest
 
+from copy_cases import DTYPES, Spec, assert_bytes, klass, random_bytes, spec_of
 from gpu_util import cuda_device_count, optional, optional_torch
 
 
@@ -64,16 +64,6 @@ needs_core = pytest.mark.skipif(core is None, reason="needs cuda.core")
 # Everything here allocates, fills and reads device memory through CuPy.
 pytestmark = needs_cupy
 
-STRUCT12 = np.dtype([("a", "<i4"), ("b", "<f4"), ("c", "<i4")])
-DTYPES = {
-    1: np.dtype(np.int8),
-    2: np.dtype(np.int16),
-    3: np.dtype("V3"),
-    4: np.dtype(np.float32),
-    8: np.dtype(np.float64),
-    12: STRUCT12,
-    16: np.dtype(np.complex128),
-}
 ITEMSIZES = list(DTYPES)
 DST_CLASSES = ["c", "f", "t", "g", "n"]
 SRC_CLASSES = DST_CLASSES + ["b", "b1", "b0"]
@@ -130,77 +120,12 @@ def spin(stream, cycles=200_000_000):
 # ---- layouts as plain data -------------------------------------------------------
 
 
-class Spec(NamedTuple):
-    """An array as plain data: a buffer of nbytes bytes, element 0 at byte
-    offset, and shape and strides in bytes."""
-
-    nbytes: int
-    offset: int
-    shape: tuple
-    strides: tuple
-
-
-def spec_of(a, base):
-    return Spec(base.nbytes, a.__array_interface__["data"][0] - base.ctypes.data, a.shape, a.strides)
-
-
-def klass(name, shape, itemsize):
-    """The Spec of layout class `name` for destination shape `shape` (the b
-    classes have their own, broadcastable shapes); as in test_copy.py."""
-    dtype = DTYPES[itemsize]
-    shape = tuple(shape)
-    nd = len(shape)
-    if name == "c" or (nd == 0 and name in ("f", "t", "g", "n")):
-        base = np.empty(shape, dtype)
-        return spec_of(base, base)
-    if name == "f":
-        base = np.empty(shape[::-1], dtype)
-        return spec_of(base.T, base)
-    if name == "t":
-        if nd == 1:
-            return klass("c", shape, itemsize)
-        base = np.empty(shape[:-2] + (shape[-1], shape[-2]), dtype)
-        return spec_of(base.swapaxes(-1, -2), base)
-    if name == "g":
-        pad = [2 if n > 1 or nd <= 6 else 0 for n in shape[:-1]]
-        base = np.empty(tuple(n + p for n, p in zip(shape, pad)) + (2 * shape[-1] + 2,), dtype)
-        key = tuple(slice(p // 2, p // 2 + n) for n, p in zip(shape, pad))
-        key += (slice(1, 1 + 2 * shape[-1], 2),)
-        return spec_of(base[key], base)
-    if name == "n":
-        base = np.empty(shape, dtype)
-        return spec_of(base[(slice(None, None, -1),) * nd], base)
-    if name == "b":
-        base = np.empty(shape[1:], dtype)
-        return spec_of(base, base)
-    if name == "b1":
-        base = np.empty(shape[:-1] + (1,), dtype)
-        return spec_of(base, base)
-    if name == "b0":
-        base = np.empty(shape[1:], dtype)
-        return spec_of(np.lib.stride_tricks.as_strided(base, shape, (0,) + base.strides), base)
-    raise AssertionError(name)
-
-
 def is_dense(spec, itemsize):
     """Whether spec's elements fill its bytes from offset 0 with no gaps or
     negative strides (so from_buffer can describe it)."""
     if spec.offset != 0 or any(s < 0 for s in spec.strides):
         return False
     return int(np.prod(spec.shape)) * itemsize == spec.nbytes
-
-
-def random_bytes(n, seed=0):
-    return np.random.default_rng(seed).integers(0, 256, size=n, dtype=np.uint8)
-
-
-def assert_bytes(got, want, what="bytes"):
-    if not np.array_equal(got, want):
-        bad = np.flatnonzero(got != want)
-        raise AssertionError(
-            f"{what}: {bad.size} of {got.size} bytes differ, first at {bad[:8].tolist()}: "
-            f"got {got[bad[:8]].tolist()}, want {want[bad[:8]].tolist()}"
-        )
 
 
 class RawCAI:

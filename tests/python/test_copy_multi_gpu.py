@@ -27,6 +27,7 @@ tests that need CuPy or PyTorch skip by themselves.
 import numpy as np
 import pytest
 
+from copy_cases import assert_bytes, random_bytes
 from gpu_util import cuda_device_count, optional, optional_torch
 
 
@@ -65,24 +66,11 @@ def idle_devices():
                 cupy.cuda.runtime.deviceSynchronize()
 
 
-def assert_bytes(got, want, what="bytes"):
-    if not np.array_equal(got, want):
-        bad = np.flatnonzero(got != want)
-        raise AssertionError(
-            f"{what}: {bad.size} of {got.size} bytes differ, first at {bad[:8].tolist()}: "
-            f"got {got[bad[:8]].tolist()}, want {want[bad[:8]].tolist()}"
-        )
-
-
 def settle(*devices):
     """Wait for everything queued on the devices (uploads included)."""
     for d in devices:
         with cupy.cuda.Device(d):
             cupy.cuda.runtime.deviceSynchronize()
-
-
-def random_bytes(n, seed):
-    return np.random.default_rng(seed).integers(0, 256, size=n, dtype=np.uint8)
 
 
 def strided_array(raw, itemsize, shape, strides, offset, xp):
