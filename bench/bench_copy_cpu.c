@@ -53,6 +53,7 @@
 #include <cJSON.h>
 #endif
 
+#include "bench_clock.h"
 #include "copy_internal.h"
 
 #define MAX_REPEATS 101
@@ -99,19 +100,6 @@ struct result {
     double memcpy_seconds; /* median of the memcpy of the same bytes */
     double memcpy_gbps;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static strided_copy_plan plan_of(const struct bench_case *c)
 {

@@ -61,6 +61,7 @@
 #include <cJSON.h>
 #endif
 
+#include "bench_clock.h"
 #include "copy_internal.h"
 #include "cuda/driver.h"
 #include "strided.h"
@@ -75,19 +76,6 @@ static int repeats = 7;
 static double min_seconds = 0.020;
 static long device_calls = 2000;
 static const char *only = "";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void die(const char *what)
 {
