@@ -116,6 +116,11 @@ strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
                                  const void *src, const strided_layout *src_layout,
                                  int nthreads)
 {
+    if (nthreads < 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "copy",
+                             "nthreads must be 0 (by the copy's size) or a "
+                             "positive number of threads, got %d",
+                             nthreads);
     strided_copy_plan plan;
     strided_status status = strided__copy_plan_cached(dst_layout, src_layout, &plan);
     if (status != STRIDED_OK || plan.volume == 0)

@@ -70,6 +70,17 @@ strided_status strided_copy_plan_make(const strided_layout *dst,
     if (dst == NULL || src == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "dst, src and out are required");
+    /* Layouts filled in by hand may break the invariant that planning
+     * relies on (strides it can negate, offsets it can add). The cache
+     * keeps only plans made here, so a hit needs no second check. */
+    const strided_layout *sides[2] = {dst, src};
+    for (int k = 0; k < 2; k++)
+        if (strided_layout_validate(sides[k]) != STRIDED_OK) {
+            char reason[2048];
+            snprintf(reason, sizeof reason, "%s", strided_last_error_reason());
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "invalid %s layout: %s",
+                                 k == 0 ? "destination" : "source", reason);
+        }
     if (dst->itemsize != src->itemsize)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "The itemsize of the destination and source "

@@ -107,27 +107,44 @@ static strided_status checked_volume(const char *op, int ndim,
     return STRIDED_OK;
 }
 
-/* The rest of the layout invariant once the volume is known to fit: for a
- * non-empty layout, every element offset fits in int64. */
+/* The rest of the layout invariant once the volume is known to fit. Every
+ * stride, negated or not, and the slice offset stay representable in bytes
+ * (|v| * itemsize <= INT64_MAX, so INT64_MIN is never a stride); for a
+ * non-empty layout every element offset, and its byte offset, fits in
+ * int64. Whatever reads a valid layout (strides in bytes, flipping a
+ * negative stride, byte offsets of elements) can then compute without
+ * overflow. */
 static strided_status check_offsets(const char *op, const strided_layout *l,
                                     int64_t volume)
 {
-    if (volume == 0)
-        return STRIDED_OK;
+    layout_text t;
     int64_t lo = l->slice_offset, hi = l->slice_offset;
-    for (int i = 0; i < l->ndim; i++) {
+    for (int i = 0; i < l->ndim && volume != 0; i++) {
         int64_t span;
         bool overflow = strided__mul_overflow(l->strides[i], l->shape[i] - 1, &span);
         if (!overflow)
             overflow = span < 0 ? strided__add_overflow(lo, span, &lo)
                                 : strided__add_overflow(hi, span, &hi);
-        if (overflow) {
-            layout_text t;
+        if (overflow)
             return strided__fail(STRIDED_ERR_OVERFLOW, op,
                                  "the element offsets of %s overflow int64",
                                  show_layout(l, &t));
-        }
     }
+    uint64_t max_units = (uint64_t)INT64_MAX / (uint64_t)l->itemsize;
+    for (int i = 0; i < l->ndim; i++)
+        if (magnitude(l->strides[i]) > max_units)
+            return strided__fail(STRIDED_ERR_OVERFLOW, op,
+                                 "stride %lld of axis %d times itemsize %d "
+                                 "overflows int64 in %s",
+                                 (long long)l->strides[i], i, l->itemsize,
+                                 show_layout(l, &t));
+    /* Every element offset lies in [lo, hi] (both the slice offset for an
+     * empty layout), so checking both ends in bytes covers them all. */
+    if (magnitude(lo) > max_units || magnitude(hi) > max_units)
+        return strided__fail(STRIDED_ERR_OVERFLOW, op,
+                             "the byte offsets of %s with itemsize %d "
+                             "overflow int64",
+                             show_layout(l, &t), l->itemsize);
     return STRIDED_OK;
 }
 
@@ -173,10 +190,10 @@ static strided_status init_layout(const char *op, strided_layout *out, int ndim,
                                      "strides must be divisible by itemsize");
             t.strides[i] = divide ? strides[i] / itemsize : strides[i];
         }
-        status = check_offsets(op, &t, volume);
-        if (status != STRIDED_OK)
-            return status;
     }
+    status = check_offsets(op, &t, volume);
+    if (status != STRIDED_OK)
+        return status;
     store(out, &t);
     return STRIDED_OK;
 }
@@ -254,6 +271,9 @@ static strided_status dense_into(const char *op, strided_layout *out, int ndim,
     if (volume == 0)
         for (int i = 0; i < ndim; i++)
             t.strides[i] = 0;
+    status = check_offsets(op, &t, volume);
+    if (status != STRIDED_OK)
+        return status;
     store(out, &t);
     return STRIDED_OK;
 }
@@ -297,6 +317,27 @@ strided_status strided_layout_init_dense(strided_layout *out, int ndim,
 }
 
 /* ---- Queries ----------------------------------------------------------- */
+
+strided_status strided_layout_validate(const strided_layout *l)
+{
+    const char *op = "validate";
+    if (l == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "the layout is required");
+    if (l->ndim < 0 || l->ndim > STRIDED_MAX_NDIM)
+        return fail_ndim(op, l->ndim);
+    strided_status status = check_extents(op, l->ndim, l->shape);
+    if (status != STRIDED_OK)
+        return status;
+    if (l->itemsize <= 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "itemsize must be positive");
+    int64_t volume = 0;
+    status = checked_volume(op, l->ndim, l->shape, &volume);
+    if (status != STRIDED_OK)
+        return status;
+    return check_offsets(op, l, volume);
+}
 
 int64_t strided_layout_volume(const strided_layout *l)
 {
@@ -730,6 +771,10 @@ strided_status strided_layout_reshape(const strided_layout *l, int ndim,
                              "shape: cannot view %s as %s without a copy",
                              show_layout(l, &a), show_tuple(ndim, t.shape, &b));
     }
+    /* Strides made for new extent-1 axes can exceed any the input had. */
+    status = check_offsets(op, &t, old);
+    if (status != STRIDED_OK)
+        return status;
     store(out, &t);
     return STRIDED_OK;
 }
@@ -846,6 +891,9 @@ strided_status strided_layout_unsqueeze(const strided_layout *l, int naxes,
             t.strides[i] = l->ndim > 0 ? l->strides[l->ndim - 1] : 1;
         }
     }
+    strided_status status = check_offsets(op, &t, strided_layout_volume(l));
+    if (status != STRIDED_OK)
+        return status;
     store(out, &t);
     return STRIDED_OK;
 }
@@ -1195,6 +1243,11 @@ strided_status strided_layout_slice(const strided_layout *l, int nindices,
         for (int i = 0; i < t.ndim; i++)
             t.strides[i] = 0;
     t.slice_offset = offset;
+    /* Stepped strides and the new slice offset must stay representable in
+     * bytes; the selected elements are a subset, so their volume fits. */
+    strided_status status = check_offsets(op, &t, strided_layout_volume(&t));
+    if (status != STRIDED_OK)
+        return status;
     store(out, &t);
     return STRIDED_OK;
 }

@@ -53,16 +53,16 @@ strided_device strided_buffer_device(const strided_buffer *b)
     return d;
 }
 
-/* Reject a layout that breaks the invariants the queries rely on (only a
- * layout changed by hand can). */
+/* Reject a layout that breaks the layout invariant (only a layout filled in
+ * by hand can), under this module's operation name. */
 static strided_status check_layout(const char *op, const strided_layout *l)
 {
-    if (l->ndim < 0 || l->ndim > STRIDED_MAX_NDIM || l->itemsize <= 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "invalid layout: ndim %d (must be 0..%d), "
-                             "itemsize %d (must be positive)",
-                             (int)l->ndim, STRIDED_MAX_NDIM, (int)l->itemsize);
-    return STRIDED_OK;
+    strided_status status = strided_layout_validate(l);
+    if (status == STRIDED_OK)
+        return STRIDED_OK;
+    char reason[4096];
+    snprintf(reason, sizeof reason, "%s", strided_last_error_reason());
+    return strided__fail(status, op, "invalid layout: %s", reason);
 }
 
 /* Check that dtype describes elements of itemsize bytes. */

@@ -69,7 +69,8 @@ typedef struct strided_copy_plan {
 
 /* Plan a copy of src into dst (layouts only; no memory is looked at).
  *   out  out-parameter (written on success only)
- * Returns STRIDED_ERR_INVALID_ARGUMENT for NULL arguments; when the
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for NULL arguments; for a layout
+ * strided_layout_validate refuses ("invalid source layout: ..."); when the
  * itemsizes differ ("The itemsize of the destination and source layouts
  * must match. Got dst itemsize:8 and src itemsize:4"); when the source
  * cannot be broadcast to the destination ("Layouts of shapes (3,4) and
@@ -91,7 +92,8 @@ STRIDED_API const char *strided_copy_kernel_name(strided_copy_kernel kernel);
  * Source and destination may overlap: the result is as if the source had
  * been read in full first.
  * Returns the errors of strided_copy_plan_make, STRIDED_ERR_INVALID_ARGUMENT
- * for NULL pointers with a positive volume, STRIDED_ERR_OUT_OF_MEMORY when
+ * for NULL pointers with a positive volume or a negative nthreads,
+ * STRIDED_ERR_OUT_OF_MEMORY when
  * an overlapping copy cannot get its temporary. */
 STRIDED_API strided_status strided_copy_host(void *dst,
                                              const strided_layout *dst_layout,

@@ -21,10 +21,18 @@
  *
  * Invariants. A layout made or changed only through these functions always
  * has 0 <= ndim <= 64, extents >= 0, itemsize > 0, a product of its non-zero
- * extents that fits in int64, and, when its volume is not 0, element offsets
- * (including slice_offset) that all fit in int64. The queries that cannot
- * fail rely on this. Treat the fields as read-only; entries of shape[] and
- * strides[] at positions >= ndim are unspecified.
+ * extents that fits in int64, strides and a slice offset whose byte values
+ * and their negations fit in int64 (|stride| * itemsize <= INT64_MAX, so no
+ * stride is INT64_MIN), and, when its volume is not 0, element offsets
+ * (including slice_offset) that all fit in int64, and whose byte offsets
+ * (element offset times itemsize) and their negations fit in int64 too
+ * (|byte offset| <= INT64_MAX). A layout breaking this
+ * is refused where it would be made (STRIDED_ERR_OVERFLOW): (2,3):(2**62,1)
+ * with itemsize 4 is, since its byte offsets reach 2**64. The queries that cannot fail rely on the
+ * invariant. Treat the fields as read-only; entries of shape[] and strides[]
+ * at positions >= ndim are unspecified. A layout filled in by hand is
+ * checked by strided_layout_validate, and every function that makes a view
+ * or plans a copy checks the layouts it is given that way.
  *
  * Operations. Every manipulation reads its input layout(s) and writes one
  * output layout; the output may be the input (strided_layout_permute(&l, 2,
@@ -163,6 +171,14 @@ STRIDED_API strided_status strided_layout_init_dense(
     strided_order order, int nperm, const int *perm);
 
 /* ---- Queries ----------------------------------------------------------- */
+
+/* Check that a layout (typically one filled in by hand) obeys the invariant
+ * in the header comment.
+ *   layout  the layout; borrowed
+ * Returns STRIDED_OK; STRIDED_ERR_INVALID_ARGUMENT for a NULL layout, ndim
+ * outside 0..64, a negative extent or itemsize <= 0; STRIDED_ERR_OVERFLOW
+ * for an extent product, element offsets or byte offsets beyond int64. */
+STRIDED_API strided_status strided_layout_validate(const strided_layout *layout);
 
 /* The number of elements: the product of the extents (1 for 0-d). */
 STRIDED_API int64_t strided_layout_volume(const strided_layout *layout);

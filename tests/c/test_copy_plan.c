@@ -638,9 +638,59 @@ static void test_cache_without_memory_still_plans(void **state)
     strided__copy_plan_cache_clear();
 }
 
+/* Layouts filled in by hand past the layout invariant are refused before
+ * planning: normalising would negate INT64_MIN or add offsets that
+ * overflow. Neither the plain call nor the cached one plans them. */
+static void test_hand_made_invalid_layouts(void **state)
+{
+    (void)state;
+    strided_copy_plan p;
+    memset(&p, SENTINEL, sizeof p);
+    strided_copy_plan before = p;
+    strided_layout d = L(DIMS(2, 3), NULL, 4);
+    strided_layout bad = raw(DIMS(2, 3), I64(INT64_MIN, 1), 4);
+    assert_error(strided_copy_plan_make(&d, &bad, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "invalid source layout: stride -9223372036854775808 of axis 0 times "
+                 "itemsize 4 overflows int64");
+    assert_error(strided_copy_plan_make(&bad, &d, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "invalid destination layout");
+    strided_layout wide = raw(DIMS(2, 3), I64(INT64_C(1) << 62, 1), 4);
+    assert_error(strided_copy_plan_make(&wide, &d, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "invalid destination layout");
+    strided_layout badndim = d;
+    badndim.ndim = 65;
+    assert_error(strided_copy_plan_make(&badndim, &d, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "invalid destination layout");
+    assert_memory_equal(&p, &before, sizeof p);
+    char dst[24], src[24] = {0};
+    assert_error(strided_copy_host(dst, &d, src, &bad, 1), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "invalid source layout");
+    /* Twice: a failure is never cached. */
+    assert_error(strided_copy_host(dst, &d, src, &bad, 1), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "invalid source layout");
+}
+
+/* A negative thread count is an argument error, not an assertion. */
+static void test_negative_nthreads(void **state)
+{
+    (void)state;
+    strided_layout d = L(DIMS(2, 3), NULL, 4);
+    char dst[24], src[24] = {1};
+    memset(dst, 7, sizeof dst);
+    assert_error(strided_copy_host(dst, &d, src, &d, -1), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "nthreads must be 0 (by the copy's size) or a positive number of threads, "
+                 "got -1");
+    for (size_t i = 0; i < sizeof dst; i++)
+        assert_int_equal(dst[i], 7);
+    assert_ok(strided_copy_host(dst, &d, src, &d, 1));
+    assert_int_equal(dst[0], 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_made_invalid_layouts),
+        cmocka_unit_test(test_negative_nthreads),
         cmocka_unit_test(test_same_dense_layouts_are_one_run),
         cmocka_unit_test(test_transposed_source),
         cmocka_unit_test(test_rows_gather_and_broadcast),

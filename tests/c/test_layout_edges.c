@@ -339,12 +339,15 @@ static void test_untouched_max_compatible_itemsize(void **state)
 
 static void test_untouched_queries_on_overflow(void **state)
 {
-    strided_layout l = mk(DIMS(2, 2), I64(1, P62), 2);
+    /* Layouts filled in by hand beyond the invariant: the queries that
+     * can fail still refuse them. */
+    strided_layout l = raw(DIMS(2, 2), I64(1, P62), 2);
     strided_layout n = mk(DIMS(5, 4), I64(-4, 1), 1);
     int64_t strides[2], size, off;
     uint64_t mask;
-    strided_layout big = mk(DIMS(2), I64(P62), 2);
-    strided_layout s = sliced(big, s_from(1));
+    strided_layout big = raw(DIMS(2), I64(P62), 2);
+    strided_layout s = raw(DIMS(1), I64(1), 2);
+    s.slice_offset = P62;
 
     (void)state;
     fill_sentinel(strides, sizeof strides);
@@ -469,7 +472,7 @@ static void test_untouched_repack(void **state)
     strided_layout d = mk_c(DIMS(5, 4), 4);
     strided_layout g = mk(DIMS(3, 4), I64(5, 1), 4);
     strided_layout u = mk_c(DIMS(5, 4), 8);
-    strided_layout o = mk(DIMS(2, 4), I64(INT64_C(1) << 61, 1), 8);
+    strided_layout o = raw(DIMS(2, 4), I64(INT64_C(1) << 61, 1), 8);
 
     (void)state;
     CHECK_UNTOUCHED(d, STRIDED_ERR_INVALID_ARGUMENT,
@@ -492,7 +495,7 @@ static void test_untouched_slice(void **state)
 {
     strided_layout d = mk_c(DIMS(11, 12, 3), 4);
     strided_layout o = mk(DIMS(5), I64(2), 4);
-    strided_layout e = mk(DIMS(0, 3), I64(0, INT64_MAX), 4);
+    strided_layout e = raw(DIMS(0, 3), I64(0, INT64_MAX), 4);
 
     (void)state;
     CHECK_UNTOUCHED(d, STRIDED_ERR_INVALID_ARGUMENT,

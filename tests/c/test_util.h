@@ -249,6 +249,25 @@ static inline strided_layout mk_at(int ndim, const int64_t *shape,
                   STRIDED_OK, file, line);
     return l;
 }
+/* A layout filled in by hand, without the checks of strided_layout_init:
+ * for tests of what functions do with layouts that break the invariant (a
+ * caller may write the fields). Variadic like mk. */
+static inline strided_layout raw_at(int ndim, const int64_t *shape,
+                                    const int64_t *strides, int itemsize)
+{
+    strided_layout l;
+    memset(&l, 0, sizeof l);
+    l.ndim = ndim;
+    l.itemsize = itemsize;
+    for (int i = 0; i < ndim; i++) {
+        l.shape[i] = shape[i];
+        l.strides[i] = strides[i];
+    }
+    return l;
+}
+#define raw(...) RAW_(__VA_ARGS__)
+#define RAW_(ndim, shape, strides, itemsize) raw_at((ndim), (shape), (strides), (itemsize))
+
 /* Variadic, so that DIMS(...) may stand for the ndim and shape arguments. */
 #define mk(...) MK_(__VA_ARGS__)
 #define MK_(ndim, shape, strides, itemsize)                                    \

@@ -21,6 +21,13 @@ def fits_int64(x):
     return INT64_MIN <= x <= INT64_MAX
 
 
+def fits_bytes(x, itemsize):
+    """Whether x elements, as bytes, and their negation fit in int64: the
+    layout invariant asks it of every stride, the slice offset and every
+    element offset."""
+    return abs(x) * itemsize <= INT64_MAX
+
+
 def volume(shape):
     return math.prod(shape)
 

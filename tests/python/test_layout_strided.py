@@ -436,7 +436,7 @@ def expected_format(layout):
         (StridedLayout.dense((5, 3, 7), 1)[1:, ::-1], "(4,3,7):(21,-7,1)+35"),
         (StridedLayout((4, 6), None, 1), "(4,6):(6,1)"),
         (StridedLayout((3,), (-1,), 1)[1:], "(2,):(-1,)-1"),
-        (StridedLayout((2,), (INT64_MIN,), 1), f"(2,):({INT64_MIN},)"),
+        (StridedLayout((2,), (-INT64_MAX,), 1), f"(2,):({-INT64_MAX},)"),
     ],
 )
 def test_format_examples(layout, text):
@@ -570,9 +570,9 @@ def edge_id(value):
     return str(value)
 
 
-def construction_outcomes(shape, strides):
+def construction_outcomes(shape, strides, itemsize):
     """What StridedLayout(shape, strides, itemsize) may do: a set of OK and
-    exception types (§2.3, §3.1 and the invariants of strided/layout.h)."""
+    exception types (the invariants of strided/layout.h)."""
     errors = set()
     if any(not om.fits_int64(e) for e in shape) or any(not om.fits_int64(s) for s in strides):
         errors.add(OverflowError)
@@ -581,12 +581,14 @@ def construction_outcomes(shape, strides):
     if errors:
         return errors
     nonzero = math.prod(e for e in shape if e)
-    if om.volume(shape) == 0:
-        return {OK} if nonzero <= INT64_MAX else {OK, OverflowError}
     if nonzero > INT64_MAX:
         return {OverflowError}
+    if not all(om.fits_bytes(s, itemsize) for s in strides):
+        return {OverflowError}
+    if om.volume(shape) == 0:
+        return {OK}
     lo, hi = om.offset_bounds(shape, strides)
-    return {OK} if om.fits_int64(lo) and om.fits_int64(hi) else {OverflowError}
+    return {OK} if om.fits_bytes(lo, itemsize) and om.fits_bytes(hi, itemsize) else {OverflowError}
 
 
 def is_error(want):
@@ -617,7 +619,9 @@ def check_edge_layout(shape, strides, itemsize):
     """Construct the layout and run every query and a few operations on it;
     each must give the model's value or the exception the spec asks for."""
     label = f"StridedLayout({shape}, {strides}, {itemsize})"
-    layout = check_outcome(lambda: StridedLayout(shape, strides, itemsize), construction_outcomes(shape, strides), label)
+    layout = check_outcome(
+        lambda: StridedLayout(shape, strides, itemsize), construction_outcomes(shape, strides, itemsize), label
+    )
     if layout is None:
         return
     ndim, vol = len(shape), om.volume(shape)
@@ -675,7 +679,7 @@ def check_edge_layout(shape, strides, itemsize):
         return
 
     new_stride = shape[0] * strides[0]
-    want = ((1, *shape), (new_stride, *strides)) if fits(new_stride) else OverflowError
+    want = ((1, *shape), (new_stride, *strides)) if om.fits_bytes(new_stride, itemsize) else OverflowError
     check_outcome(lambda: shape_strides(layout.unsqueezed(0)), want, f"{label}.unsqueezed(0)")
 
     nonzero = math.prod(n for n in shape if n)
@@ -688,12 +692,13 @@ def check_edge_layout(shape, strides, itemsize):
     last = (shape[0] - 1) * strides[0]
     if not shape[0]:
         want = ValueError
-    elif not fits(last):
+    elif not om.fits_bytes(last, itemsize):
+        # Also for an empty result: its slice offset must fit in bytes.
         want = OverflowError
     else:
         want = (shape[1:], strides[1:], last) if vol else OK
     check_outcome(lambda: (*shape_strides(layout[-1]), layout[-1].slice_offset), want, f"{label}[-1]")
-    if strides[0] == INT64_MIN or not fits(last):
+    if not om.fits_bytes(last, itemsize):
         want = OverflowError
     else:
         want = (shape, (-strides[0], *strides[1:]), last) if vol else OK
@@ -728,11 +733,15 @@ def test_edge_table_2d(first, second):
 @pytest.mark.parametrize(
     "shape,strides,itemsize,want",
     [
-        ((2,), (INT64_MIN,), 1, (INT64_MIN,)),
-        ((2,), (INT64_MIN,), 2, (INT64_MIN // 2,)),
+        # A byte stride of INT64_MIN cannot be negated: refused at any itemsize.
+        ((2,), (INT64_MIN,), 1, OverflowError),
+        ((2,), (INT64_MIN,), 2, OverflowError),
+        ((2,), (INT64_MIN + 2,), 2, ((INT64_MIN + 2) // 2,)),
         ((2,), (INT64_MAX,), 2, ValueError),
         ((2,), (INT64_MIN,), 3, ValueError),
-        ((3,), (-(2**62),), 4, (-(2**60),)),
+        ((2,), (-(2**62),), 4, (-(2**60),)),
+        # The element at -2**61 would sit at byte -2**63.
+        ((3,), (-(2**62),), 4, OverflowError),
     ],
     ids=str,
 )
