@@ -67,12 +67,6 @@ strided_status strided_layout_format_grid(const strided_layout *layout,
                              "slice or index it first",
                              layout->ndim);
     grid g = {1, 1, 0, 0, layout->slice_offset};
-    int64_t cells = strided_layout_volume(layout);
-    if (cells > STRIDED_GRID_MAX_CELLS)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "format_grid",
-                             "a layout of %lld elements is too large to draw "
-                             "(at most %lld)",
-                             (long long)cells, (long long)STRIDED_GRID_MAX_CELLS);
     if (layout->ndim == 1) {
         g.cols = layout->shape[0];
         g.col_stride = layout->strides[0];
@@ -82,6 +76,20 @@ strided_status strided_layout_format_grid(const strided_layout *layout,
         g.row_stride = layout->strides[0];
         g.col_stride = layout->strides[1];
     }
+    /* The work and the text grow with what is drawn, not with the volume:
+     * each row has a label and a rule even when it has no cells, and each
+     * column a header, so an empty layout of shape (2**40, 0) still draws
+     * 2**40 rows. Bound rows + 1 times columns + 1, which counts every
+     * cell, row and column once (without overflow: each factor is at most
+     * the bound once the first test passes). */
+    if (g.rows >= STRIDED_GRID_MAX_CELLS || g.cols >= STRIDED_GRID_MAX_CELLS ||
+        (g.rows + 1) * (g.cols + 1) > STRIDED_GRID_MAX_CELLS)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "format_grid",
+                             "a grid of %lld rows and %lld columns is too large "
+                             "to draw (at most %lld cells, counting each row "
+                             "and column once more)",
+                             (long long)g.rows, (long long)g.cols,
+                             (long long)STRIDED_GRID_MAX_CELLS);
     /* Every cell is as wide as the widest offset or column index. */
     int width = digits(g.cols > 0 ? g.cols - 1 : 0);
     for (int64_t r = 0; r < g.rows; r++)

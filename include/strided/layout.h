@@ -394,7 +394,8 @@ STRIDED_API strided_status strided_layout_coalesce(
 STRIDED_API size_t strided_layout_format(const strided_layout *layout,
                                          char *buf, size_t size);
 
-/* The most elements strided_layout_format_grid draws. */
+/* The most cells strided_layout_format_grid draws, counting each row and
+ * each column as one more: (rows + 1) * (columns + 1) must not exceed it. */
 #define STRIDED_GRID_MAX_CELLS INT64_C(1048576)
 
 /* Draw a layout of at most 2 dimensions as a grid of element offsets, in the
@@ -412,8 +413,10 @@ STRIDED_API size_t strided_layout_format(const strided_layout *layout,
  * Lines are separated by '\n' (no newline after the last). A 1-d layout is
  * one row, a 0-d layout one cell. Writes like strided_layout_format; the
  * length the full text needs goes to *out_length (may be NULL).
- * Returns STRIDED_ERR_INVALID_ARGUMENT for more than 2 dimensions or more
- * than STRIDED_GRID_MAX_CELLS elements (the text grows with every cell). */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for more than 2 dimensions or a grid
+ * larger than STRIDED_GRID_MAX_CELLS (the text grows with every row and
+ * column drawn, also when the layout is empty: (2**40, 0) is refused). The
+ * work done is bounded by that, whatever the layout. */
 STRIDED_API strided_status strided_layout_format_grid(
     const strided_layout *layout, char *buf, size_t size, size_t *out_length);
 

@@ -1936,7 +1936,7 @@ static void test_format_grid_too_many_cells_fails(void **state)
      * minutes just to measure. */
     strided_layout big = mk_c(DIMS(STRIDED_GRID_MAX_CELLS + 1, 1), 4);
     strided_layout huge = mk_c(DIMS(INT64_C(1) << 40), 1);
-    strided_layout at_limit = mk_c(DIMS(STRIDED_GRID_MAX_CELLS / 1024, 1024), 1);
+    strided_layout at_limit = mk_c(DIMS(1023, 1023), 1);
     size_t len;
 
     (void)state;
@@ -1946,6 +1946,40 @@ static void test_format_grid_too_many_cells_fails(void **state)
                  STRIDED_ERR_INVALID_ARGUMENT, "format_grid", "too large to draw");
     assert_ok(strided_layout_format_grid(&at_limit, NULL, 0, &len));
     assert_true(len > (size_t)STRIDED_GRID_MAX_CELLS);
+}
+
+/* An empty layout has no cells but still draws a line per row and a
+ * header per column: the bound counts those, so (2^40, 0) is refused at
+ * once instead of looping 2^40 times, and (10^7, 0) instead of writing
+ * 200 MB. */
+static void test_format_grid_empty_but_huge_fails(void **state)
+{
+    const int64_t shapes[][2] = {{INT64_C(1) << 40, 0}, {10000000, 0}, {0, INT64_C(1) << 40},
+                                 {STRIDED_GRID_MAX_CELLS, 0}, {INT64_MAX, 0}};
+    size_t len;
+    char buf[64];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        strided_layout l = mk_c(2, shapes[i], 4);
+        fill_sentinel(buf, sizeof buf);
+        fill_sentinel(&len, sizeof len);
+        assert_error(strided_layout_format_grid(&l, buf, sizeof buf, &len),
+                     STRIDED_ERR_INVALID_ARGUMENT, "format_grid", "too large to draw");
+        assert_untouched(buf, sizeof buf);
+        assert_untouched(&len, sizeof len);
+    }
+    strided_layout one_d = mk_c(DIMS(INT64_C(1) << 40), 4);
+    strided_layout sliced_empty = sliced(one_d, S_(5, 5, 1));
+    assert_ok(strided_layout_format_grid(&sliced_empty, NULL, 0, &len));
+    /* A small empty grid is drawn: its rows, no cells. */
+    strided_layout small = mk_c(DIMS(3, 0), 4);
+    char text[256];
+    assert_ok(strided_layout_format_grid(&small, text, sizeof text, &len));
+    assert_int_equal(len, strlen(text));
+    assert_non_null(strstr(text, "\n0 |"));
+    assert_non_null(strstr(text, "\n2 |"));
+    assert_null(strstr(text, "\n3 |"));
 }
 
 static void test_format_negative_slice_offset(void **state)
@@ -2155,6 +2189,7 @@ int main(void)
         cmocka_unit_test(test_format_grid_0d),
         cmocka_unit_test(test_format_grid_3d_fails),
         cmocka_unit_test(test_format_grid_too_many_cells_fails),
+        cmocka_unit_test(test_format_grid_empty_but_huge_fails),
         cmocka_unit_test(test_format_negative_slice_offset),
         cmocka_unit_test(test_format_grid_truncates_like_snprintf),
         cmocka_unit_test(test_format_grid_size_zero_with_null_buffer),
