@@ -144,6 +144,24 @@ static strided_buffer *new_buffer(void *ptr, size_t size,
     return b;
 }
 
+/* The memory a buffer stands for must be a range of the address space that
+ * int64 offsets reach: at most INT64_MAX bytes, not wrapping past the top
+ * (else every pointer derived from it would wrap to a small number). */
+static strided_status check_span(const char *op, const void *ptr, size_t size)
+{
+    if (size > (size_t)INT64_MAX)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "a buffer of %zu bytes is too large: a buffer holds at "
+                             "most 2**63 - 1 bytes",
+                             size);
+    if (size > 0 && (uintptr_t)ptr > UINTPTR_MAX - (size - 1))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "the %zu bytes at %p wrap past the top of the address "
+                             "space",
+                             size, ptr);
+    return STRIDED_OK;
+}
+
 strided_status strided_buffer_alloc(strided_memory_resource *mr, size_t size,
                                     void *stream, strided_buffer **out)
 {
@@ -176,6 +194,9 @@ strided_status strided_buffer_wrap_known(void *ptr, size_t size,
     if (info == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "info and out are required");
+    strided_status status = check_span(op, ptr, size);
+    if (status != STRIDED_OK)
+        return status;
     strided_buffer *b = new_buffer(ptr, size, *info);
     if (b == NULL)
         return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
@@ -193,8 +214,11 @@ strided_status strided_buffer_wrap(void *ptr, size_t size,
     const char *op = "wrap";
     if (out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    strided_status status = check_span(op, ptr, size);
+    if (status != STRIDED_OK)
+        return status;
     strided_memory_info info;
-    strided_status status = strided_memory_info_query(ptr, &info);
+    status = strided_memory_info_query(ptr, &info);
     if (status != STRIDED_OK)
         return status;
     return strided_buffer_wrap_known(ptr, size, &info, release, context, out);
@@ -208,6 +232,9 @@ strided_status strided_buffer_wrap_resource(void *ptr, size_t size,
     if (mr == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "a memory resource and out are required");
+    strided_status status = check_span(op, ptr, size);
+    if (status != STRIDED_OK)
+        return status;
     strided_buffer *b = new_buffer(ptr, size, resource_info(mr, ptr));
     if (b == NULL)
         return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,

@@ -92,13 +92,16 @@ typedef struct strided__copy_packing {
 strided_status strided__copy_packing_make(const strided_copy_plan *p, strided__copy_packing *out);
 
 /* One temporary of size bytes from resource mr on stream (a copy's
- * allocator), which must give memory the host can reach (host) or a device
- * can reach (!host): STRIDED_ERR_INVALID_ARGUMENT ("the host allocator
- * gave memory the host cannot reach", "the device allocator gave memory no
- * device can reach") otherwise, the buffer given back. *out holds one
- * reference on success and is NULL on failure. */
+ * allocator), for the host (device < 0) or for work on device. Beyond the
+ * checks of every allocation (strided/resource.h), the memory must be
+ * reachable from where the copy uses it: memory of a user's resource is
+ * classified by the driver, not taken at the resource's word. Otherwise
+ * STRIDED_ERR_INVALID_ARGUMENT ("the host allocator gave memory the host
+ * cannot reach (...)", "the device allocator gave memory of another device
+ * (...)"), the buffer given back unused. *out holds one reference on
+ * success and is NULL on failure. */
 strided_status strided__copy_temp_buffer(strided_memory_resource *mr, size_t size, void *stream,
-                                         bool host, strided_buffer **out);
+                                         int device, strided_buffer **out);
 
 /* What strided_view_copy hands a device-side executor: the checked views,
  * their plan (volume > 0), what their memory is, the stream and the device

@@ -50,12 +50,18 @@ void strided__fail_allocation_after(long n);
  * next strided__fail without a CUDA code clears it. */
 void strided__set_last_cuda_error(int code);
 
-/* Call a resource's allocate / deallocate (resource.c; used by buffer.c). */
+/* Call a resource's allocate / deallocate (resource.c; used by buffer.c).
+ * allocate checks what the callback returns (strided/resource.h) and hands
+ * a refused allocation back to deallocate. */
 strided_status strided__resource_allocate(strided_memory_resource *mr,
                                           size_t size, void *stream,
                                           void **out_ptr);
 void strided__resource_deallocate(strided_memory_resource *mr, void *ptr,
                                   size_t size, void *stream);
+
+/* Whether mr is one of the built-in resources, whose memory is of the kind
+ * its properties say; a user's resource only claims so. */
+bool strided__resource_is_builtin(const strided_memory_resource *mr);
 
 /* A text being written into caller storage the way snprintf writes: it
  * never writes past size bytes, always NUL-terminates when size > 0, and

@@ -87,7 +87,42 @@ strided_status strided__resource_allocate(strided_memory_resource *mr,
                                           size_t size, void *stream,
                                           void **out_ptr)
 {
-    return mr->ops->allocate(mr->self, size, stream, out_ptr);
+    const char *op = "alloc";
+    if (size > (size_t)INT64_MAX)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "cannot allocate %zu bytes: a buffer holds at most "
+                             "2**63 - 1 bytes",
+                             size);
+    void *ptr = NULL;
+    strided_status status = mr->ops->allocate(mr->self, size, stream, &ptr);
+    if (status != STRIDED_OK)
+        return status;
+    /* Trust nothing the callback says before it is checked: a short or
+     * wrapping allocation would be written past its end. */
+    size_t usable = mr->ops->allocation_size != NULL
+                        ? mr->ops->allocation_size(mr->self, ptr, size)
+                        : size;
+    const char *wrong = NULL;
+    if (ptr == NULL && size > 0)
+        wrong = "returned NULL";
+    else if (usable < size)
+        wrong = "returned fewer bytes than asked for";
+    else if (size > 0 && (uintptr_t)ptr > UINTPTR_MAX - (size - 1))
+        wrong = "returned a range that wraps past the top of the address space";
+    if (wrong == NULL) {
+        *out_ptr = ptr;
+        return STRIDED_OK;
+    }
+    mr->ops->deallocate(mr->self, ptr, size, stream);
+    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                         "the memory resource's allocate %s: %zu bytes at %p where "
+                         "%zu were asked for; the allocation was given back unused",
+                         wrong, usable, ptr, size);
+}
+
+bool strided__resource_is_builtin(const strided_memory_resource *mr)
+{
+    return mr->builtin;
 }
 
 void strided__resource_deallocate(strided_memory_resource *mr, void *ptr,
@@ -145,7 +180,7 @@ static void host_deallocate(void *self, void *ptr, size_t size, void *stream)
 }
 
 static const strided_memory_resource_ops host_ops = {
-    host_allocate, host_deallocate, free_state};
+    .allocate = host_allocate, .deallocate = host_deallocate, .destroy = free_state};
 
 strided_status strided_host_resource_create(size_t alignment,
                                             strided_memory_resource **out)
@@ -280,8 +315,8 @@ static void cuda_deallocate(void *self, void *ptr, size_t size, void *stream)
     strided__context_leave(cu, &scope);
 }
 
-static const strided_memory_resource_ops cuda_ops = {cuda_allocate,
-                                                     cuda_deallocate, free_state};
+static const strided_memory_resource_ops cuda_ops = {
+    .allocate = cuda_allocate, .deallocate = cuda_deallocate, .destroy = free_state};
 
 strided_status strided_pinned_resource_create(strided_memory_resource **out)
 {

@@ -96,8 +96,9 @@ STRIDED_API strided_status strided_memory_info_query(const void *ptr,
  * mr.
  *   out  out-parameter: the new buffer with one reference
  * Returns what mr's allocate returns, STRIDED_ERR_INVALID_ARGUMENT for a NULL
- * mr or out, STRIDED_ERR_OUT_OF_MEMORY when the buffer itself cannot be
- * allocated (the memory is then given back to mr). */
+ * mr or out and for an allocation that fails the checks of
+ * strided/resource.h (given back to mr), STRIDED_ERR_OUT_OF_MEMORY when the
+ * buffer itself cannot be allocated (the memory is then given back to mr). */
 STRIDED_API strided_status strided_buffer_alloc(strided_memory_resource *mr,
                                                 size_t size, void *stream,
                                                 strided_buffer **out);
@@ -109,8 +110,10 @@ STRIDED_API strided_status strided_buffer_alloc(strided_memory_resource *mr,
  *              reference goes; NULL makes a borrowed, non-owning buffer
  *   out        out-parameter: the new buffer with one reference
  * The memory kind is discovered now. On failure release is not called.
- * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out,
- * STRIDED_ERR_OUT_OF_MEMORY, and the errors of strided_memory_info_query. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out, a size above
+ * INT64_MAX or a range [ptr, ptr + size) that wraps past the top of the
+ * address space; STRIDED_ERR_OUT_OF_MEMORY, and the errors of
+ * strided_memory_info_query. */
 STRIDED_API strided_status strided_buffer_wrap(void *ptr, size_t size,
                                                strided_release_fn release,
                                                void *context,
@@ -119,8 +122,8 @@ STRIDED_API strided_status strided_buffer_wrap(void *ptr, size_t size,
 /* Wrap memory someone else owns whose kind the caller knows (a DLPack
  * producer said so): as strided_buffer_wrap, with *info as the memory's
  * answers and no driver call. The caller vouches for info.
- * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL info or out,
- * STRIDED_ERR_OUT_OF_MEMORY. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL info or out and for the
+ * sizes and ranges strided_buffer_wrap refuses, STRIDED_ERR_OUT_OF_MEMORY. */
 STRIDED_API strided_status strided_buffer_wrap_known(
     void *ptr, size_t size, const strided_memory_info *info,
     strided_release_fn release, void *context, strided_buffer **out);
@@ -128,8 +131,9 @@ STRIDED_API strided_status strided_buffer_wrap_known(
 /* Adopt memory that mr allocated: it is released through mr's deallocate
  * (on stream, which may be NULL). The buffer holds a reference to mr and
  * answers the memory kind from mr's properties.
- * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL mr or out,
- * STRIDED_ERR_OUT_OF_MEMORY (then deallocate is not called). */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL mr or out and for the
+ * sizes and ranges strided_buffer_wrap refuses, STRIDED_ERR_OUT_OF_MEMORY
+ * (then deallocate is not called). */
 STRIDED_API strided_status strided_buffer_wrap_resource(
     void *ptr, size_t size, strided_memory_resource *mr, void *stream,
     strided_buffer **out);

@@ -63,7 +63,23 @@ typedef struct strided_memory_resource_ops {
     void (*deallocate)(void *self, void *ptr, size_t size, void *stream);
     /* Called once when the resource's last reference goes. May be NULL. */
     void (*destroy)(void *self);
+    /* The usable size of the allocation at ptr that allocate just made for
+     * size bytes, for resources that hand out memory they did not size
+     * themselves (a resource written in another language returning its own
+     * buffer objects). May be NULL: then allocations are exactly the size
+     * asked for. */
+    size_t (*allocation_size)(void *self, void *ptr, size_t size);
 } strided_memory_resource_ops;
+
+/* What libstrided checks of every allocation a resource makes, before it
+ * uses a byte of it: a size above INT64_MAX is refused without calling
+ * allocate; after allocate returns STRIDED_OK, a NULL address for a
+ * non-zero size, an allocation_size below the size asked for, and a range
+ * that wraps past the top of the address space are refused. A refused
+ * allocation is handed back to deallocate at once (exactly once, as
+ * always) and the caller gets STRIDED_ERR_INVALID_ARGUMENT naming what was
+ * wrong; nothing was written to the memory. Copies check the memory kind
+ * of their temporaries too (strided/copy.h). */
 
 /* Make a resource from user callbacks.
  *   ops    the callbacks; borrowed, must outlive the resource (a static

@@ -78,7 +78,7 @@ strided_status strided__copy_temp_alloc(const strided__copy_job *job, size_t siz
     *out = (strided__copy_temp){0, size, NULL, job->stream};
     if (job->device_mr != NULL) {
         strided_status status = strided__copy_temp_buffer(job->device_mr, size, job->stream,
-                                                          false, &out->buffer);
+                                                          job->device, &out->buffer);
         if (status == STRIDED_OK)
             out->ptr = strided_buffer_memory_info(out->buffer).device_address;
         return status;

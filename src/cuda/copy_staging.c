@@ -173,7 +173,7 @@ static strided_status acquire(const strided__copy_job *job, const strided__drive
     *out = (staging){{NULL, NULL}, NULL, NULL, NULL};
     size_t bytes = piece * (size_t)nbuf;
     if (job->host_mr != NULL) {
-        strided_status status = strided__copy_temp_buffer(job->host_mr, bytes, job->stream, true,
+        strided_status status = strided__copy_temp_buffer(job->host_mr, bytes, job->stream, -1,
                                                           &out->buffer);
         if (status != STRIDED_OK)
             return status;

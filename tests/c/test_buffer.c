@@ -91,7 +91,7 @@ static void counting_destroy(void *self)
 }
 
 static const strided_memory_resource_ops counting_ops = {
-    counting_allocate, counting_deallocate, counting_destroy};
+    .allocate = counting_allocate, .deallocate = counting_deallocate, .destroy = counting_destroy};
 
 static strided_memory_resource *counting_resource(counting *c,
                                                   strided_memory_resource_props p)

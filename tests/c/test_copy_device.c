@@ -258,6 +258,7 @@ typedef struct counting {
     size_t last_size;
     void *last_stream;
     bool device_accessible;
+    int device; /* whose memory it hands out, when device_accessible */
 } counting;
 
 static strided_status counting_allocate(void *self, size_t size, void *stream, void **out)
@@ -267,7 +268,16 @@ static strided_status counting_allocate(void *self, size_t size, void *stream, v
     c->last_size = size;
     c->last_stream = stream;
     *out = malloc(size);
-    return *out != NULL ? STRIDED_OK : STRIDED_ERR_OUT_OF_MEMORY;
+    if (*out == NULL)
+        return STRIDED_ERR_OUT_OF_MEMORY;
+    /* Copies classify a user resource's memory through the driver: the
+     * fake must know device memory as such. */
+    if (c->device_accessible) {
+        fake_cuda_range r = {(uintptr_t)*out, size, CU_MEMORYTYPE_DEVICE, 0, c->device,
+                             (uintptr_t)*out, NULL};
+        fake.add_range(&r);
+    }
+    return STRIDED_OK;
 }
 
 static void counting_deallocate(void *self, void *ptr, size_t size, void *stream)
@@ -279,14 +289,15 @@ static void counting_deallocate(void *self, void *ptr, size_t size, void *stream
     free(ptr);
 }
 
-static const strided_memory_resource_ops counting_ops = {counting_allocate,
-                                                         counting_deallocate, NULL};
+static const strided_memory_resource_ops counting_ops = {
+    .allocate = counting_allocate, .deallocate = counting_deallocate, .destroy = NULL};
 
 static strided_memory_resource *counting_resource(counting *c, bool device_accessible)
 {
     strided_memory_resource_props props = {!device_accessible, device_accessible, false,
                                            device_accessible ? 0 : -1, false};
     strided_memory_resource *mr;
+    c->device_accessible = device_accessible;
     assert_ok(strided_memory_resource_create(&counting_ops, c, &props, &mr));
     return mr;
 }
@@ -315,6 +326,7 @@ static void check_staged_(const strided_view *dst, const strided_view *src, size
     counting c = {0};
     strided_memory_resource *mr = counting_resource(&c, true);
     strided_copy_temporaries temps = {NULL, mr};
+    c.device = strided_buffer_memory_info(dst->buffer).device_id;
     fake.reset(2, 0, 1);
     check_status_(strided_view_copy_ex(dst, src, STREAM_A, 0, &temps), STRIDED_OK, file, line);
     strided_memory_resource_release(mr);
@@ -434,10 +446,25 @@ static void test_overlap_temporaries_from_the_resource(void **state)
     temps.device = host_mr;
     overlapping(n, m, 0, c, sliced(c, S_AT(2)), &dst, &src);
     assert_error(strided_view_copy_ex(&dst, &src, STREAM_A, 0, &temps),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP, "no device can reach");
+                 STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "the device allocator gave memory the device cannot reach (host memory");
     assert_int_equal(host_count.allocs, 1);
     assert_int_equal(host_count.frees, 1);
     assert_int_equal(fake.calls("cuLaunchKernel"), 4);
+    /* So is another device's memory (the resource claims only "device
+     * memory"; the driver says whose). */
+    counting other = {0};
+    strided_memory_resource *other_mr = counting_resource(&other, true);
+    other.device = 1;
+    temps.device = other_mr;
+    assert_error(strided_view_copy_ex(&dst, &src, STREAM_A, 0, &temps),
+                 STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "the device allocator gave memory of another device (device memory of "
+                 "device 1");
+    assert_int_equal(other.allocs, 1);
+    assert_int_equal(other.frees, 1);
+    assert_int_equal(fake.calls("cuLaunchKernel"), 4);
+    strided_memory_resource_release(other_mr);
     release2(&dst, &src);
     strided_memory_resource_release(mr);
     strided_memory_resource_release(host_mr);

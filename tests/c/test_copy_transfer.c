@@ -208,6 +208,7 @@ typedef struct recorder {
     void *streams[RECORDS];
     unsigned char *ptrs[RECORDS];
     unsigned char *kept[RECORDS]; /* contents when freed */
+    bool device; /* hands out device memory, made known to the fake */
 } recorder;
 
 static strided_status record_allocate(void *self, size_t size, void *stream, void **out)
@@ -220,6 +221,13 @@ static strided_status record_allocate(void *self, size_t size, void *stream, voi
         return strided_set_last_error(STRIDED_ERR_OUT_OF_MEMORY, "recorder", "no memory");
     for (size_t i = 0; i < size; i++)
         m[i] = pattern(TEMP_SEED, i);
+    /* Copies classify a user resource's memory through the driver: the
+     * fake must know device memory as such. */
+    if (r->device) {
+        fake_cuda_range range = {(uintptr_t)m, size, CU_MEMORYTYPE_DEVICE, 0, 0, (uintptr_t)m,
+                                 NULL};
+        fake.add_range(&range);
+    }
     r->sizes[r->allocs] = size;
     r->streams[r->allocs] = stream;
     r->ptrs[r->allocs] = m;
@@ -241,8 +249,8 @@ static void record_deallocate(void *self, void *ptr, size_t size, void *stream)
     free(ptr);
 }
 
-static const strided_memory_resource_ops record_ops = {record_allocate,
-                                                       record_deallocate, NULL};
+static const strided_memory_resource_ops record_ops = {
+    .allocate = record_allocate, .deallocate = record_deallocate, .destroy = NULL};
 
 /* A recording resource of device memory (device) or host memory. */
 static strided_memory_resource *recording(recorder *r, bool device)
@@ -250,6 +258,7 @@ static strided_memory_resource *recording(recorder *r, bool device)
     strided_memory_resource *mr = NULL;
     strided_memory_resource_props props = {!device, device, false, device ? 0 : -1, false};
     memset(r, 0, sizeof *r);
+    r->device = device;
     assert_ok(strided_memory_resource_create(&record_ops, r, &props, &mr));
     return mr;
 }
@@ -1132,7 +1141,8 @@ static void refuse_deallocate(void *self, void *ptr, size_t size, void *stream)
 static void test_failing_resources_are_reported(void **state)
 {
     (void)state;
-    static const strided_memory_resource_ops ops = {refuse_allocate, refuse_deallocate, NULL};
+    static const strided_memory_resource_ops ops = {
+    .allocate = refuse_allocate, .deallocate = refuse_deallocate, .destroy = NULL};
     strided_memory_resource_props dprops = {false, true, false, 0, false};
     strided_memory_resource_props hprops = {true, false, false, -1, false};
     strided_memory_resource *dev = NULL, *host = NULL;

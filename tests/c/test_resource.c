@@ -59,9 +59,9 @@ static void counting_destroy(void *self)
 }
 
 static const strided_memory_resource_ops counting_ops = {
-    counting_allocate, counting_deallocate, counting_destroy};
+    .allocate = counting_allocate, .deallocate = counting_deallocate, .destroy = counting_destroy};
 static const strided_memory_resource_ops no_destroy_ops = {
-    counting_allocate, counting_deallocate, NULL};
+    .allocate = counting_allocate, .deallocate = counting_deallocate, .destroy = NULL};
 
 static void counting_init(counting *c)
 {
@@ -205,10 +205,130 @@ static void test_host_resource_out_of_memory(void **state)
     (void)state;
     assert_ok(strided_host_resource_create(0, &mr));
     fill_sentinel(&b, sizeof b);
-    assert_status(strided_buffer_alloc(mr, SIZE_MAX - 8, NULL, &b),
-                  STRIDED_ERR_OUT_OF_MEMORY);
+    /* The host resource's allocation fails (the buffer's own would come
+     * after it). */
+    strided__fail_allocation_after(0);
+    assert_status(strided_buffer_alloc(mr, 64, NULL, &b), STRIDED_ERR_OUT_OF_MEMORY);
+    strided__fail_allocation_after(-1);
+    assert_untouched(&b, sizeof b);
+    /* Above INT64_MAX no resource is asked. */
+    assert_error(strided_buffer_alloc(mr, SIZE_MAX - 8, NULL, &b), STRIDED_ERR_INVALID_ARGUMENT,
+                 "alloc", "a buffer holds at most 2**63 - 1 bytes");
     assert_untouched(&b, sizeof b);
     strided_memory_resource_release(mr);
+}
+
+/* ---- a user resource whose allocations are wrong ---- */
+
+/* Hands out what it is told to, whatever the size asked for: address,
+ * usable size (via allocation_size), and counts the calls. */
+typedef struct lying {
+    void *ptr;
+    size_t usable;
+    int allocates, deallocates;
+    void *freed;
+} lying;
+
+static strided_status lying_allocate(void *self, size_t size, void *stream, void **out_ptr)
+{
+    lying *l = self;
+    (void)size;
+    (void)stream;
+    l->allocates++;
+    *out_ptr = l->ptr;
+    return STRIDED_OK;
+}
+
+static void lying_deallocate(void *self, void *ptr, size_t size, void *stream)
+{
+    lying *l = self;
+    (void)size;
+    (void)stream;
+    l->deallocates++;
+    l->freed = ptr;
+}
+
+static size_t lying_size(void *self, void *ptr, size_t size)
+{
+    lying *l = self;
+    (void)ptr;
+    (void)size;
+    return l->usable;
+}
+
+static const strided_memory_resource_ops lying_ops = {
+    .allocate = lying_allocate, .deallocate = lying_deallocate, .allocation_size = lying_size};
+
+/* Every refused allocation is given back exactly once, nothing is written
+ * to it, and the caller's out-parameter is untouched. */
+static void check_refused(lying *l, size_t size, const char *text)
+{
+    strided_memory_resource_props props = {true, false, false, -1, false};
+    strided_memory_resource *mr = NULL;
+    strided_buffer *b;
+    int before = l->allocates;
+    assert_ok(strided_memory_resource_create(&lying_ops, l, &props, &mr));
+    fill_sentinel(&b, sizeof b);
+    l->deallocates = 0;
+    assert_error(strided_buffer_alloc(mr, size, NULL, &b), STRIDED_ERR_INVALID_ARGUMENT, "alloc",
+                 text);
+    assert_untouched(&b, sizeof b);
+    assert_int_equal(l->allocates, before + 1);
+    assert_int_equal(l->deallocates, 1);
+    assert_ptr_equal(l->freed, l->ptr);
+    strided_memory_resource_release(mr);
+}
+
+static void test_allocations_are_checked(void **state)
+{
+    (void)state;
+    unsigned char memory[64];
+    memset(memory, 0x5c, sizeof memory);
+    lying l = {memory, 16, 0, 0, NULL};
+    check_refused(&l, 64, "returned fewer bytes than asked for: 16 bytes");
+    l = (lying){NULL, 64, 0, 0, NULL};
+    check_refused(&l, 64, "returned NULL");
+    l = (lying){(void *)(UINTPTR_MAX - 15), 64, 0, 0, NULL};
+    check_refused(&l, 64, "wraps past the top of the address space");
+    for (size_t i = 0; i < sizeof memory; i++)
+        assert_int_equal(memory[i], 0x5c);
+
+    /* Enough (or more), and NULL for 0 bytes, are fine. */
+    strided_memory_resource_props props = {true, false, false, -1, false};
+    strided_memory_resource *mr = NULL;
+    strided_buffer *b = NULL;
+    l = (lying){memory, 100, 0, 0, NULL};
+    assert_ok(strided_memory_resource_create(&lying_ops, &l, &props, &mr));
+    assert_ok(strided_buffer_alloc(mr, 64, NULL, &b));
+    assert_int_equal(strided_buffer_size(b), 64);
+    strided_buffer_release(b);
+    assert_int_equal(l.deallocates, 1);
+    l.ptr = NULL;
+    assert_ok(strided_buffer_alloc(mr, 0, NULL, &b));
+    strided_buffer_release(b);
+    assert_int_equal(l.deallocates, 2);
+    strided_memory_resource_release(mr);
+}
+
+/* Wrapped ranges must be a range of the address space int64 offsets reach. */
+static void test_wrap_refuses_impossible_ranges(void **state)
+{
+    (void)state;
+    strided_buffer *b;
+    fill_sentinel(&b, sizeof b);
+    assert_error(strided_buffer_wrap(NULL, (size_t)INT64_MAX + 1, NULL, NULL, &b),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "a buffer holds at most 2**63 - 1 bytes");
+    assert_error(strided_buffer_wrap((void *)(UINTPTR_MAX - 99), 101, NULL, NULL, &b),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "wrap past the top of the address space");
+    strided_memory_info info = {0};
+    assert_error(strided_buffer_wrap_known((void *)(UINTPTR_MAX - 9), 11, &info, NULL, NULL, &b),
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "wrap past the top");
+    assert_untouched(&b, sizeof b);
+    /* Up to the last byte is fine, and so is NULL with any size. */
+    assert_ok(strided_buffer_wrap_known((void *)(UINTPTR_MAX - 9), 10, &info, NULL, NULL, &b));
+    strided_buffer_release(b);
+    assert_ok(strided_buffer_wrap(NULL, 4096, NULL, NULL, &b));
+    strided_buffer_release(b);
 }
 
 static void test_resource_retain_release_null(void **state)
@@ -370,16 +490,16 @@ static void test_user_resource_without_ops(void **state)
 
 static void test_user_resource_without_allocate(void **state)
 {
-    static const strided_memory_resource_ops ops = {NULL, counting_deallocate,
-                                                    counting_destroy};
+    static const strided_memory_resource_ops ops = {
+    .allocate = NULL, .deallocate = counting_deallocate, .destroy = counting_destroy};
     (void)state;
     check_create_rejected(&ops, &host_props, true);
 }
 
 static void test_user_resource_without_deallocate(void **state)
 {
-    static const strided_memory_resource_ops ops = {counting_allocate, NULL,
-                                                    counting_destroy};
+    static const strided_memory_resource_ops ops = {
+    .allocate = counting_allocate, .deallocate = NULL, .destroy = counting_destroy};
     (void)state;
     check_create_rejected(&ops, &host_props, true);
 }
@@ -1018,6 +1138,8 @@ int main(void)
         cmocka_unit_test(test_host_resource_without_out),
         cmocka_unit_test(test_host_resource_allocation_failure_leaks_nothing),
         cmocka_unit_test(test_host_resource_out_of_memory),
+        cmocka_unit_test(test_allocations_are_checked),
+        cmocka_unit_test(test_wrap_refuses_impossible_ranges),
         cmocka_unit_test(test_resource_retain_release_null),
         cmocka_unit_test(test_user_resource_properties_and_self),
         cmocka_unit_test(test_user_resource_destroyed_once_after_the_last_buffer),

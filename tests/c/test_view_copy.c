@@ -136,8 +136,8 @@ static void counting_deallocate(void *self, void *ptr, size_t size, void *stream
     free(ptr);
 }
 
-static const strided_memory_resource_ops counting_ops = {counting_allocate,
-                                                         counting_deallocate, NULL};
+static const strided_memory_resource_ops counting_ops = {
+    .allocate = counting_allocate, .deallocate = counting_deallocate, .destroy = NULL};
 
 static strided_memory_resource *counting_resource(counting *c, bool host_accessible)
 {
@@ -209,14 +209,15 @@ static void test_overlap_temporaries(void **state)
     strided_view_release(&dst);
     strided_view_release(&src);
     strided_memory_resource_release(mr);
-    /* Memory the host cannot reach is refused and given back. */
+    /* A resource's claims about its memory are not taken at its word: this
+     * one says device memory, but in a process without a CUDA driver its
+     * memory is host memory (malloc's), so the copy uses it. The fake-driver
+     * tests of transfers refuse memory the host really cannot reach. */
     counting d = {0};
     strided_memory_resource *dev = counting_resource(&d, false);
     temps.host = dev;
     shifted_rows(n, &dst, &src);
-    assert_error(strided_view_copy_ex(&dst, &src, NULL, STRIDED_COPY_NO_STREAM, &temps),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP, "host cannot reach");
-    untouched(&dst, 0, n * n);
+    assert_ok(strided_view_copy_ex(&dst, &src, NULL, STRIDED_COPY_NO_STREAM, &temps));
     assert_int_equal(d.allocs, 1);
     assert_int_equal(d.frees, 1);
     strided_view_release(&dst);
