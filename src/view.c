@@ -515,3 +515,29 @@ strided_status strided_view_import_dlpack(void *managed, bool versioned,
     }
     return STRIDED_OK;
 }
+
+strided_status strided_view_check_dlpack_stream(const strided_view *view, bool given,
+                                                int64_t stream)
+{
+    const char *op = "__dlpack__";
+    if (view == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "the view is required");
+    if (!given || stream == -1)
+        return STRIDED_OK;
+    int32_t type = view->device.device_type;
+    if (type != STRIDED_DEVICE_CUDA && type != STRIDED_DEVICE_CUDA_MANAGED)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "stream=%lld is not valid for a view of host memory: a "
+                             "host producer takes stream=None or -1",
+                             (long long)stream);
+    if (stream == 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "stream=0 is ambiguous (the legacy or the per-thread "
+                             "default stream): pass 1, 2 or a stream handle");
+    if (stream < -1)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "stream=%lld is not a stream: pass -1, 1, 2 or a stream "
+                             "handle",
+                             (long long)stream);
+    return STRIDED_OK;
+}

@@ -177,6 +177,20 @@ STRIDED_API strided_status strided_view_import_dlpack(void *managed,
 STRIDED_API strided_status strided_view_export_dlpack(
     const strided_view *view, strided_dl_managed_tensor_versioned **out);
 
+/* Check the stream a DLPack consumer hands the producer (the stream
+ * argument of __dlpack__) for an export of this view. No stream (given
+ * false) is always valid. For views of host memory (DLPack CPU and CUDA
+ * host devices), which have nothing to order, only -1 ("no
+ * synchronisation") is; for CUDA device and managed memory, -1, 1 (the
+ * legacy default stream), 2 (the per-thread default stream) and any other
+ * positive stream handle are; 0 is refused everywhere, being ambiguous
+ * between the legacy and the per-thread default stream.
+ * Returns STRIDED_OK; STRIDED_ERR_INVALID_ARGUMENT for a NULL view or a
+ * stream the rules refuse ("stream=5 is not valid for a view of host
+ * memory: a host producer takes stream=None or -1"). */
+STRIDED_API strided_status strided_view_check_dlpack_stream(const strided_view *view,
+                                                            bool given, int64_t stream);
+
 /* The same as a legacy (unversioned) managed tensor, for consumers that ask
  * for no version; read-only views cannot say so in this form. */
 STRIDED_API strided_status strided_view_export_dlpack_legacy(

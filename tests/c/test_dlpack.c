@@ -1666,9 +1666,46 @@ static void test_buffer_device_of_host_memory(void **state)
     strided_buffer_release(b);
 }
 
+/* The stream a consumer hands __dlpack__, by the producer's device. */
+static void test_export_stream_rules(void **state)
+{
+    (void)state;
+    strided_view v;
+    memset(&v, 0, sizeof v);
+    const int32_t host_types[] = {STRIDED_DEVICE_CPU, STRIDED_DEVICE_CUDA_HOST};
+    for (int k = 0; k < 2; k++) {
+        v.device.device_type = host_types[k];
+        assert_ok(strided_view_check_dlpack_stream(&v, false, 0));
+        assert_ok(strided_view_check_dlpack_stream(&v, true, -1));
+        const int64_t bad[] = {0, 1, 2, 5, -2, INT64_MAX, INT64_MIN};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+            assert_error(strided_view_check_dlpack_stream(&v, true, bad[i]),
+                         STRIDED_ERR_INVALID_ARGUMENT, "__dlpack__",
+                         "is not valid for a view of host memory: a host producer takes "
+                         "stream=None or -1");
+    }
+    const int32_t device_types[] = {STRIDED_DEVICE_CUDA, STRIDED_DEVICE_CUDA_MANAGED};
+    for (int k = 0; k < 2; k++) {
+        v.device.device_type = device_types[k];
+        const int64_t good[] = {-1, 1, 2, 3, 0x7f0012345678, INT64_MAX};
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+            assert_ok(strided_view_check_dlpack_stream(&v, true, good[i]));
+        assert_ok(strided_view_check_dlpack_stream(&v, false, 0));
+        assert_error(strided_view_check_dlpack_stream(&v, true, 0), STRIDED_ERR_INVALID_ARGUMENT,
+                     "__dlpack__", "stream=0 is ambiguous");
+        assert_error(strided_view_check_dlpack_stream(&v, true, -2), STRIDED_ERR_INVALID_ARGUMENT,
+                     "__dlpack__", "stream=-2 is not a stream");
+        assert_error(strided_view_check_dlpack_stream(&v, true, INT64_MIN),
+                     STRIDED_ERR_INVALID_ARGUMENT, "__dlpack__", "is not a stream");
+    }
+    assert_error(strided_view_check_dlpack_stream(NULL, false, 0), STRIDED_ERR_INVALID_ARGUMENT,
+                 "__dlpack__", "the view is required");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_export_stream_rules),
         cmocka_unit_test(test_dtype_itemsize_of_every_supported_type),
         cmocka_unit_test(test_dtype_format_names_every_supported_type),
         cmocka_unit_test(test_dtype_rejects_lanes_2),
