@@ -11,6 +11,18 @@
  *   strided/dlpack.h    the DLPack ABI, element types and devices
  *   strided/view.h      views: a buffer through a layout; DLPack import/export
  *   strided/stream.h    ordering work between CUDA streams
+ *
+ * Pointers. A function that returns a strided_status checks every pointer
+ * parameter it needs before it reads or writes anything: a NULL one fails
+ * with STRIDED_ERR_INVALID_ARGUMENT and a message naming the parameters
+ * ("reshape: layout and out are required"), as any failure does
+ * (strided/status.h). A function that returns anything else (a query, a
+ * predicate, a name) does not check: its pointer parameters must not be
+ * NULL, and its declaration says so. NULL is allowed only where a
+ * declaration says what it means: an optional argument (strides NULL for
+ * implicit C strides, dtype NULL for none, release NULL for borrowed
+ * memory), an array of n entries when n is 0, a text buffer when its size
+ * is 0, and the _retain and _release functions, which accept NULL.
  */
 #ifndef STRIDED_H
 #define STRIDED_H

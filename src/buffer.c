@@ -168,7 +168,7 @@ strided_status strided_buffer_alloc(strided_memory_resource *mr, size_t size,
     const char *op = "alloc";
     if (mr == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "a memory resource and out are required");
+                             "mr and out are required");
     void *ptr = NULL;
     strided_status status = strided__resource_allocate(mr, size, stream, &ptr);
     if (status != STRIDED_OK)
@@ -231,7 +231,7 @@ strided_status strided_buffer_wrap_resource(void *ptr, size_t size,
     const char *op = "wrap_resource";
     if (mr == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "a memory resource and out are required");
+                             "mr and out are required");
     strided_status status = check_span(op, ptr, size);
     if (status != STRIDED_OK)
         return status;
@@ -296,6 +296,9 @@ long strided_buffer_use_count(const strided_buffer *b)
 strided_status strided_buffer_set_deallocation_stream(strided_buffer *b,
                                                       void *stream)
 {
+    if (b == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "set_deallocation_stream",
+                             "the buffer is required");
     if (b->mr == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT,
                              "set_deallocation_stream",

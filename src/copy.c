@@ -155,6 +155,9 @@ strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
                                  const void *src, const strided_layout *src_layout,
                                  int nthreads)
 {
+    if (dst_layout == NULL || src_layout == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "copy",
+                             "dst_layout and src_layout are required");
     if (nthreads < 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "copy",
                              "nthreads must be 0 (by the copy's size) or a "
@@ -184,7 +187,9 @@ static strided_status wait_stream(const char *op, const strided__driver *cu, voi
 static strided_status check_views(const char *op, const strided_view *dst,
                                   const strided_view *src, unsigned flags)
 {
-    if (dst == NULL || src == NULL || dst->buffer == NULL || src->buffer == NULL)
+    if (dst == NULL || src == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "dst and src are required");
+    if (dst->buffer == NULL || src->buffer == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "dst and src must be views with a buffer (not released)");
     if ((flags & STRIDED_COPY_BLOCKING) && (flags & STRIDED_COPY_NONBLOCKING))

@@ -187,10 +187,14 @@ static void delete_legacy(strided_dl_managed_tensor *self)
     strided__free(self);
 }
 
-/* Check that a view can be exported. */
-static strided_status check_exportable(const char *op, const strided_view *view)
+/* Check that a view can be exported into out. */
+static strided_status check_exportable(const char *op, const strided_view *view,
+                                       const void *out)
 {
-    if (view == NULL || view->buffer == NULL)
+    if (view == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "view and out are required");
+    if (view->buffer == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "the view has no buffer");
     if (!view->has_dtype)
@@ -236,9 +240,7 @@ strided_status strided_view_export_dlpack(
     const strided_view *view, strided_dl_managed_tensor_versioned **out)
 {
     const char *op = "export_dlpack";
-    if (out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
-    strided_status status = check_exportable(op, view);
+    strided_status status = check_exportable(op, view, out);
     if (status != STRIDED_OK)
         return status;
     size_t ndim = (size_t)view->layout.ndim;
@@ -262,9 +264,7 @@ strided_status strided_view_export_dlpack_legacy(const strided_view *view,
                                                  strided_dl_managed_tensor **out)
 {
     const char *op = "export_dlpack_legacy";
-    if (out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
-    strided_status status = check_exportable(op, view);
+    strided_status status = check_exportable(op, view, out);
     if (status != STRIDED_OK)
         return status;
     size_t ndim = (size_t)view->layout.ndim;

@@ -71,6 +71,16 @@ static strided_status fail_ndim(const char *op, int ndim)
                          ndim, STRIDED_MAX_NDIM);
 }
 
+/* An array of count entries given as NULL though count > 0 (an array may
+ * be NULL only when its count is 0). */
+static strided_status fail_null_array(const char *op, const char *array,
+                                      const char *count_name, int count)
+{
+    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                         "%s is required: it is NULL with %s %d", array,
+                         count_name, count);
+}
+
 /* Assumes: 0 <= ndim <= 64. */
 static strided_status check_extents(const char *op, int ndim,
                                     const int64_t *shape)
@@ -107,6 +117,15 @@ static strided_status checked_volume(const char *op, int ndim,
     return STRIDED_OK;
 }
 
+/* Whether v elements of itemsize bytes, and their negation, fit in int64
+ * (|v| * itemsize <= INT64_MAX): a multiply with its overflow flag, cheaper
+ * than a division on the path of every view. Assumes: itemsize > 0. */
+static bool fits_in_bytes(int64_t v, int32_t itemsize)
+{
+    int64_t bytes;
+    return v != INT64_MIN && !strided__mul_overflow(v < 0 ? -v : v, itemsize, &bytes);
+}
+
 /* The rest of the layout invariant once the volume is known to fit. Every
  * stride, negated or not, and the slice offset stay representable in bytes
  * (|v| * itemsize <= INT64_MAX, so INT64_MIN is never a stride); for a
@@ -130,9 +149,8 @@ static strided_status check_offsets(const char *op, const strided_layout *l,
                                  "the element offsets of %s overflow int64",
                                  show_layout(l, &t));
     }
-    uint64_t max_units = (uint64_t)INT64_MAX / (uint64_t)l->itemsize;
     for (int i = 0; i < l->ndim; i++)
-        if (magnitude(l->strides[i]) > max_units)
+        if (!fits_in_bytes(l->strides[i], l->itemsize))
             return strided__fail(STRIDED_ERR_OVERFLOW, op,
                                  "stride %lld of axis %d times itemsize %d "
                                  "overflows int64 in %s",
@@ -140,7 +158,7 @@ static strided_status check_offsets(const char *op, const strided_layout *l,
                                  show_layout(l, &t));
     /* Every element offset lies in [lo, hi] (both the slice offset for an
      * empty layout), so checking both ends in bytes covers them all. */
-    if (magnitude(lo) > max_units || magnitude(hi) > max_units)
+    if (!fits_in_bytes(lo, l->itemsize) || !fits_in_bytes(hi, l->itemsize))
         return strided__fail(STRIDED_ERR_OVERFLOW, op,
                              "the byte offsets of %s with itemsize %d "
                              "overflow int64",
@@ -162,6 +180,10 @@ static strided_status init_layout(const char *op, strided_layout *out, int ndim,
                                   const int64_t *shape, const int64_t *strides,
                                   int itemsize, bool divide)
 {
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    if (shape == NULL && ndim > 0)
+        return fail_null_array(op, "shape", "ndim", ndim);
     if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
         return fail_ndim(op, ndim);
     strided_status status = check_extents(op, ndim, shape);
@@ -299,6 +321,12 @@ strided_status strided_layout_init_dense(strided_layout *out, int ndim,
                                          const int *perm)
 {
     const char *op = "dense";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    if (shape == NULL && ndim > 0)
+        return fail_null_array(op, "shape", "ndim", ndim);
+    if (order == STRIDED_ORDER_PERM && perm == NULL && nperm > 0)
+        return fail_null_array(op, "perm", "nperm", nperm);
     if (order != STRIDED_ORDER_C && order != STRIDED_ORDER_F &&
         order != STRIDED_ORDER_PERM)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
@@ -386,6 +414,11 @@ uint64_t strided_layout_hash(const strided_layout *l)
 strided_status strided_layout_strides_in_bytes(const strided_layout *l,
                                                int64_t *out)
 {
+    if (l == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "strides_in_bytes",
+                             "layout is required");
+    if (out == NULL && l->ndim > 0)
+        return fail_null_array("strides_in_bytes", "out", "ndim", l->ndim);
     int64_t bytes[STRIDED_MAX_NDIM];
     for (int i = 0; i < l->ndim; i++)
         if (strided__mul_overflow(l->strides[i], l->itemsize, &bytes[i]))
@@ -401,6 +434,9 @@ strided_status strided_layout_strides_in_bytes(const strided_layout *l,
 strided_status strided_layout_slice_offset_in_bytes(const strided_layout *l,
                                                     int64_t *out)
 {
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT,
+                             "slice_offset_in_bytes", "layout and out are required");
     int64_t bytes;
     if (strided__mul_overflow(l->slice_offset, l->itemsize, &bytes))
         return strided__fail(STRIDED_ERR_OVERFLOW, "slice_offset_in_bytes",
@@ -466,6 +502,9 @@ void strided_layout_offset_bounds(const strided_layout *l, int64_t *out_min,
 strided_status strided_layout_required_size_in_bytes(const strided_layout *l,
                                                      int64_t *out)
 {
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT,
+                             "required_size_in_bytes", "layout and out are required");
     int64_t lo, hi, size;
     strided_layout_offset_bounds(l, &lo, &hi);
     if (lo < 0)
@@ -610,6 +649,9 @@ static strided_status merge_axes(const char *op, const strided_layout *l,
 strided_status strided_layout_flattened_axis_mask(const strided_layout *l,
                                                   uint64_t *out)
 {
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "flattened_axis_mask",
+                             "layout and out are required");
     int64_t gshape[STRIDED_MAX_NDIM], gstride[STRIDED_MAX_NDIM];
     int ngroups;
     uint64_t merged;
@@ -624,6 +666,9 @@ strided_status strided_layout_flattened_axis_mask(const strided_layout *l,
 strided_status strided_layout_flatten_mask(const strided_layout *l,
                                            uint64_t mask, strided_layout *out)
 {
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "flatten",
+                             "layout and out are required");
     strided_layout t;
     t.itemsize = l->itemsize;
     t.slice_offset = l->slice_offset;
@@ -645,6 +690,9 @@ strided_status strided_layout_flatten_mask(const strided_layout *l,
 strided_status strided_layout_flatten(const strided_layout *l, int start_axis,
                                       int end_axis, strided_layout *out)
 {
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "flatten",
+                             "layout and out are required");
     uint64_t mask = STRIDED_AXES_MASK_ALL;
     if (start_axis != 0 || end_axis != -1) {
         int start, end;
@@ -658,6 +706,13 @@ strided_status strided_layout_flatten(const strided_layout *l, int start_axis,
                                  "Invalid end axis: %d out of range for %dD "
                                  "tensor",
                                  end_axis, l->ndim);
+        /* As NumPy and PyTorch: an empty range is an error, not a no-op
+         * (start == end flattens nothing, which is fine). */
+        if (start > end)
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "flatten",
+                                 "Invalid axes: start axis %d comes after end axis %d "
+                                 "for %dD tensor",
+                                 start_axis, end_axis, l->ndim);
         /* Bits start+1 .. end: those axes may join their left neighbour.
          * start < end <= 63 keeps both shifts in range. */
         mask = 0;
@@ -676,6 +731,11 @@ strided_status strided_layout_reshape(const strided_layout *l, int ndim,
                                       const int64_t *shape, strided_layout *out)
 {
     const char *op = "reshape";
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "layout and out are required");
+    if (shape == NULL && ndim > 0)
+        return fail_null_array(op, "shape", "ndim", ndim);
     if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
         return fail_ndim(op, ndim);
     int inferred = -1;
@@ -783,6 +843,11 @@ strided_status strided_layout_permute(const strided_layout *l, int naxes,
                                       const int *axes, strided_layout *out)
 {
     const char *op = "permute";
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "layout and out are required");
+    if (axes == NULL && naxes > 0)
+        return fail_null_array(op, "axes", "naxes", naxes);
     if (naxes != l->ndim)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "Permutation must have the same length as the "
@@ -817,6 +882,9 @@ strided_status strided_layout_permute(const strided_layout *l, int naxes,
 strided_status strided_layout_squeeze(const strided_layout *l,
                                       strided_layout *out)
 {
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "squeeze",
+                             "layout and out are required");
     strided_layout t;
     t.ndim = 0;
     t.itemsize = l->itemsize;
@@ -843,6 +911,11 @@ strided_status strided_layout_unsqueeze(const strided_layout *l, int naxes,
                                         const int *axes, strided_layout *out)
 {
     const char *op = "unsqueeze";
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "layout and out are required");
+    if (axes == NULL && naxes > 0)
+        return fail_null_array(op, "axes", "naxes", naxes);
     if (naxes == 0) {
         store(out, l);
         return STRIDED_OK;
@@ -903,6 +976,11 @@ strided_status strided_layout_broadcast(const strided_layout *l, int ndim,
                                         strided_layout *out)
 {
     const char *op = "broadcast_to";
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "layout and out are required");
+    if (shape == NULL && ndim > 0)
+        return fail_null_array(op, "shape", "ndim", ndim);
     if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
         return fail_ndim(op, ndim);
     strided_status status = check_extents(op, ndim, shape);
@@ -1073,6 +1151,9 @@ strided_status strided_layout_repack(const strided_layout *l, int itemsize,
                                      intptr_t data_ptr, int axis, bool keep_dim,
                                      strided_layout *out)
 {
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "repack",
+                             "layout and out are required");
     if (itemsize == l->itemsize) {
         store(out, l);
         return STRIDED_OK;
@@ -1099,6 +1180,9 @@ strided_status strided_layout_max_compatible_itemsize(const strided_layout *l,
 {
     const char *op = "max_compatible_itemsize";
     int axis;
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "layout and out are required");
     if (max_itemsize <= 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "max_itemsize must be greater than zero, got %d.",
@@ -1173,6 +1257,11 @@ strided_status strided_layout_slice(const strided_layout *l, int nindices,
                                     strided_layout *out)
 {
     const char *op = "slice";
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "layout and out are required");
+    if (indices == NULL && nindices > 0)
+        return fail_null_array(op, "indices", "nindices", nindices);
     if (nindices > l->ndim)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "The number of slices (%d) is greater than the "
@@ -1258,6 +1347,11 @@ strided_status strided_layout_to_dense(const strided_layout *l,
 {
     const char *op = "to_dense";
     int keep[STRIDED_MAX_NDIM];
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "layout and out are required");
+    if (order == STRIDED_ORDER_PERM && perm == NULL && nperm > 0)
+        return fail_null_array(op, "perm", "nperm", nperm);
     switch (order) {
     case STRIDED_ORDER_KEEP:
         if (strided_layout_is_dense(l))
@@ -1291,6 +1385,9 @@ strided_status strided_layout_to_dense(const strided_layout *l,
 strided_status strided_layout_coalesce(const strided_layout *l,
                                        strided_layout *out)
 {
+    if (l == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "coalesce",
+                             "layout and out are required");
     strided_layout t;
     t.ndim = 0;
     t.itemsize = l->itemsize;

@@ -60,6 +60,12 @@ strided_status strided_layout_format_grid(const strided_layout *layout,
                                           char *buf, size_t size,
                                           size_t *out_length)
 {
+    if (layout == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "format_grid",
+                             "layout is required");
+    if (buf == NULL && size > 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "format_grid",
+                             "buf is required: it is NULL with size %zu", size);
     if (layout->ndim > 2)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "format_grid",
                              "only layouts of at most 2 dimensions can be "

@@ -186,14 +186,14 @@ strided_status strided_host_resource_create(size_t alignment,
                                             strided_memory_resource **out)
 {
     const char *op = "host_resource_create";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     if (alignment == 0)
         alignment = 64;
     if ((alignment & (alignment - 1)) != 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "the alignment must be a power of two, got %zu",
                              alignment);
-    if (out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     host_state *h = strided__malloc(sizeof *h);
     if (h == NULL)
         return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
@@ -224,8 +224,6 @@ static strided_status cuda_state_new(const char *op, cuda_kind kind, int device,
     strided_status status = strided__cuda(op, &cu);
     if (status != STRIDED_OK)
         return status;
-    if (out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     /* Entering the device's context validates the ordinal. */
     strided__context_scope scope;
     status = strided__context_enter(op, cu, device, &scope);
@@ -321,6 +319,8 @@ static const strided_memory_resource_ops cuda_ops = {
 strided_status strided_pinned_resource_create(strided_memory_resource **out)
 {
     const char *op = "pinned_resource_create";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     cuda_state *s = NULL;
     strided_status status = cuda_state_new(op, PINNED, 0, &s);
     if (status != STRIDED_OK)
@@ -333,6 +333,8 @@ strided_status strided_device_resource_create(int device,
                                               strided_memory_resource **out)
 {
     const char *op = "device_resource_create";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     cuda_state *s = NULL;
     strided_status status = cuda_state_new(op, DEVICE, device, &s);
     if (status != STRIDED_OK)
@@ -370,6 +372,8 @@ strided_status strided_managed_resource_create(int device,
                                                strided_memory_resource **out)
 {
     const char *op = "managed_resource_create";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     cuda_state *s = NULL;
     strided_status status = cuda_state_new(op, MANAGED, device, &s);
     if (status != STRIDED_OK)

@@ -28,8 +28,6 @@ static strided_status refail(strided_status status, const char *op)
 strided_device strided_buffer_device(const strided_buffer *b)
 {
     strided_device d = {STRIDED_DEVICE_CPU, 0};
-    if (b == NULL)
-        return d;
     strided_memory_info info = strided_buffer_memory_info(b);
     switch (info.kind) {
     case STRIDED_MEMORY_DEVICE:
@@ -214,7 +212,7 @@ static uintptr_t element0_offset(const strided_view *v)
 
 void *strided_view_ptr(const strided_view *view)
 {
-    if (view == NULL || view->buffer == NULL)
+    if (view->buffer == NULL)
         return NULL;
     uintptr_t base = (uintptr_t)strided_buffer_ptr(view->buffer);
     return (void *)(base + element0_offset(view));
@@ -222,7 +220,7 @@ void *strided_view_ptr(const strided_view *view)
 
 uintptr_t strided_view_device_ptr(const strided_view *view)
 {
-    if (view == NULL || view->buffer == NULL)
+    if (view->buffer == NULL)
         return 0;
     strided_memory_info info = strided_buffer_memory_info(view->buffer);
     if (!info.device_accessible || info.device_address == 0)

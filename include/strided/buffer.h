@@ -85,9 +85,12 @@ typedef void (*strided_release_fn)(void *context, void *ptr, size_t size);
 
 /* Classify any pointer by one driver query (see the table above). Needs no
  * current context; loads and initializes the driver if there is one.
- * Returns STRIDED_ERR_CUDA when the driver fails (not for unknown pointers,
- * which are HOST), STRIDED_ERR_UNSUPPORTED for a memory type the driver
- * reports that strided does not know (CUDA arrays). */
+ *   ptr  any address; NULL is HOST
+ *   out  out-parameter (written on success only)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out, STRIDED_ERR_CUDA when
+ * the driver fails (not for unknown pointers, which are HOST),
+ * STRIDED_ERR_UNSUPPORTED for a memory type the driver reports that strided
+ * does not know (CUDA arrays). */
 STRIDED_API strided_status strided_memory_info_query(const void *ptr,
                                                      strided_memory_info *out);
 
@@ -146,27 +149,30 @@ STRIDED_API strided_buffer *strided_buffer_retain(strided_buffer *b);
  * the buffer. NULL is allowed. */
 STRIDED_API void strided_buffer_release(strided_buffer *b);
 
-/* The address of the memory (the host address for pinned memory). */
+/* The address of the memory (the host address for pinned memory). b must
+ * not be NULL. */
 STRIDED_API void *strided_buffer_ptr(const strided_buffer *b);
 
-/* The size in bytes. */
+/* The size in bytes. b must not be NULL. */
 STRIDED_API size_t strided_buffer_size(const strided_buffer *b);
 
-/* The resource that releases the memory (borrowed), or NULL. */
+/* The resource that releases the memory (borrowed), or NULL when there is
+ * none. b must not be NULL. */
 STRIDED_API strided_memory_resource *strided_buffer_resource(
     const strided_buffer *b);
 
-/* What the memory is (see the table above). */
+/* What the memory is (see the table above). b must not be NULL. */
 STRIDED_API strided_memory_info strided_buffer_memory_info(
     const strided_buffer *b);
 
-/* The number of references now held; for tests and diagnostics. */
+/* The number of references now held; for tests and diagnostics. b must not
+ * be NULL. */
 STRIDED_API long strided_buffer_use_count(const strided_buffer *b);
 
 /* Set the stream on which a resource-owned buffer is freed (NULL: the legacy
  * default stream). The caller orders every use of the memory before that
- * stream reaches the free. Returns STRIDED_ERR_INVALID_ARGUMENT for a buffer
- * that has no resource. */
+ * stream reaches the free. Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL
+ * b and for a buffer that has no resource. */
 STRIDED_API strided_status strided_buffer_set_deallocation_stream(
     strided_buffer *b, void *stream);
 

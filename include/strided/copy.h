@@ -91,10 +91,12 @@ STRIDED_API const char *strided_copy_kernel_name(strided_copy_kernel kernel);
  * the copy (one for small copies); 1 runs on the calling thread only.
  * Source and destination may overlap: the result is as if the source had
  * been read in full first.
- * Returns the errors of strided_copy_plan_make, STRIDED_ERR_INVALID_ARGUMENT
- * for NULL pointers with a positive volume or a negative nthreads,
- * STRIDED_ERR_OUT_OF_MEMORY when
- * an overlapping copy cannot get its temporary. */
+ *   dst_layout, src_layout  required; dst and src may be NULL when the
+ *                           volume is 0
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL dst_layout or src_layout,
+ * a negative nthreads, or a NULL dst or src with a positive volume; the
+ * errors of strided_copy_plan_make; STRIDED_ERR_OUT_OF_MEMORY when an
+ * overlapping copy cannot get its temporary. */
 STRIDED_API strided_status strided_copy_host(void *dst,
                                              const strided_layout *dst_layout,
                                              const void *src,
@@ -121,7 +123,8 @@ typedef enum strided_copy_flags {
  * else src's), using the views' device addresses.
  *   stream  a CUstream (NULL: the legacy default stream)
  *   flags   strided_copy_flags, or-ed
- * Returns the errors of strided_copy_plan_make; STRIDED_ERR_INVALID_ARGUMENT
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL dst or src (checked
+ * first); the errors of strided_copy_plan_make; STRIDED_ERR_INVALID_ARGUMENT
  * for a released view, a read-only destination ("The destination view is
  * read-only."), different dtypes ("The destination and source dtypes must
  * match. Got dst dtype:float32 and src dtype:int32"), both BLOCKING and

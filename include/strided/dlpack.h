@@ -134,8 +134,9 @@ typedef struct strided_dl_managed_tensor_versioned {
 /* The size in bytes of one element of dtype, for every type whose elements
  * are whole bytes: int and uint 8/16/32/64, float 16/32/64, bfloat 16,
  * complex 64/128, bool 8 and the float8 variants (8).
- * Returns STRIDED_ERR_UNSUPPORTED with a message naming the type for lanes
- * other than 1, sub-byte types (float6, float4, bits not a multiple of 8),
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out;
+ * STRIDED_ERR_UNSUPPORTED with a message naming the type for lanes other
+ * than 1, sub-byte types (float6, float4, bits not a multiple of 8),
  * opaque handles, unknown codes and code/bits pairs that do not exist. */
 STRIDED_API strided_status strided_dtype_itemsize(strided_dtype dtype,
                                                   int *out);
@@ -143,8 +144,9 @@ STRIDED_API strided_status strided_dtype_itemsize(strided_dtype dtype,
 /* The type's name as NumPy and ml_dtypes spell it: "int8", "uint64",
  * "float16", "bfloat16", "complex64", "bool", "float8_e4m3fn", ...; for a
  * type strided_dtype_itemsize rejects, a description such as
- * "dtype(code=3, bits=64, lanes=1)". Writes like snprintf; returns the
- * length the full text needs. */
+ * "dtype(code=3, bits=64, lanes=1)". Writes like snprintf (buf may be NULL
+ * when size is 0, and only then); returns the length the full text
+ * needs. */
 STRIDED_API size_t strided_dtype_format(strided_dtype dtype, char *buf,
                                         size_t size);
 

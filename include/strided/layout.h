@@ -44,7 +44,9 @@
  *
  * Ownership: strided_layout is a plain value with fixed-capacity arrays; it
  * owns nothing and copies freely. Pointer arguments are borrowed for the
- * duration of the call.
+ * duration of the call. Arrays of n entries (shape, axes, perm, indices,
+ * out arrays) may be NULL when n is 0; every other pointer follows the
+ * rule of strided.h.
  */
 #ifndef STRIDED_LAYOUT_H
 #define STRIDED_LAYOUT_H
@@ -137,11 +139,11 @@ static inline strided_index strided_index_all(int64_t step)
  *   itemsize  bytes per element, > 0
  * The slice offset is 0. Strides are kept as given: zero, negative and
  * overlapping strides are allowed.
- * Returns STRIDED_ERR_INVALID_ARGUMENT for ndim outside 0..64, a negative
- * extent or itemsize <= 0 (checked in that order), and STRIDED_ERR_OVERFLOW
- * when the product of the non-zero extents (even if another extent is 0, as
- * NumPy) or, for a non-empty layout, an element offset does not fit in
- * int64. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out or a NULL shape with
+ * ndim > 0, ndim outside 0..64, a negative extent or itemsize <= 0 (checked
+ * in that order), and STRIDED_ERR_OVERFLOW when the product of the non-zero
+ * extents (even if another extent is 0, as NumPy) or, for a non-empty
+ * layout, an element offset does not fit in int64. */
 STRIDED_API strided_status strided_layout_init(strided_layout *out, int ndim,
                                                const int64_t *shape,
                                                const int64_t *strides,
@@ -162,10 +164,12 @@ STRIDED_API strided_status strided_layout_init_byte_strides(
  *   perm   with STRIDED_ORDER_PERM: nperm axes, slowest first (the result's
  *          stride_order); negative axes count from the end. Ignored otherwise.
  * The last axis of perm gets stride 1. When the volume is 0 every stride is 0.
- * Returns STRIDED_ERR_INVALID_ARGUMENT for STRIDED_ORDER_KEEP or an unknown
- * order, then (as strided_layout_init) a bad ndim, extent or itemsize, then
- * nperm != ndim, an axis out of range or a repeated axis;
- * STRIDED_ERR_OVERFLOW when the volume does not fit in int64. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out, a NULL shape with
+ * ndim > 0 or a NULL perm with STRIDED_ORDER_PERM and nperm > 0, then for
+ * STRIDED_ORDER_KEEP or an unknown order, then (as strided_layout_init) a
+ * bad ndim, extent or itemsize, then nperm != ndim, an axis out of range or
+ * a repeated axis; STRIDED_ERR_OVERFLOW when the volume does not fit in
+ * int64. */
 STRIDED_API strided_status strided_layout_init_dense(
     strided_layout *out, int ndim, const int64_t *shape, int itemsize,
     strided_order order, int nperm, const int *perm);
@@ -180,75 +184,87 @@ STRIDED_API strided_status strided_layout_init_dense(
  * for an extent product, element offsets or byte offsets beyond int64. */
 STRIDED_API strided_status strided_layout_validate(const strided_layout *layout);
 
-/* The number of elements: the product of the extents (1 for 0-d). */
+/* The number of elements: the product of the extents (1 for 0-d). layout
+ * must not be NULL. */
 STRIDED_API int64_t strided_layout_volume(const strided_layout *layout);
 
 /* True when both layouts have the same ndim, shape, itemsize, slice offset,
- * and strides that are both implicit or both explicit and equal. */
+ * and strides that are both implicit or both explicit and equal. a and b
+ * must not be NULL. */
 STRIDED_API bool strided_layout_equal(const strided_layout *a,
                                       const strided_layout *b);
 
 /* A hash of exactly the fields strided_layout_equal compares, so equal
- * layouts hash equal. */
+ * layouts hash equal. layout must not be NULL. */
 STRIDED_API uint64_t strided_layout_hash(const strided_layout *layout);
 
-/* The strides in bytes (stride * itemsize), into out[0..ndim).
- * Returns STRIDED_ERR_OVERFLOW when a product does not fit in int64; out is
- * then untouched. */
+/* The strides in bytes (stride * itemsize), into out[0..ndim) (out may be
+ * NULL when ndim is 0).
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout, or a NULL out with
+ * ndim > 0; STRIDED_ERR_OVERFLOW when a product does not fit in int64; out
+ * is then untouched. */
 STRIDED_API strided_status strided_layout_strides_in_bytes(
     const strided_layout *layout, int64_t *out);
 
-/* slice_offset * itemsize into *out; STRIDED_ERR_OVERFLOW if it overflows. */
+/* slice_offset * itemsize into *out.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out,
+ * STRIDED_ERR_OVERFLOW if the product overflows. */
 STRIDED_API strided_status strided_layout_slice_offset_in_bytes(
     const strided_layout *layout, int64_t *out);
 
 /* The axes from the largest |stride| to the smallest, into out[0..ndim).
  * Ties go to the larger extent first, then to the smaller axis index. For
- * implicit strides it is the identity. */
+ * implicit strides it is the identity. layout must not be NULL, nor out
+ * unless ndim is 0. */
 STRIDED_API void strided_layout_stride_order(const strided_layout *layout,
                                              int *out);
 
 /* The smallest and largest element offset the layout reaches, slice offset
- * included; (0, -1) when the volume is 0. Either pointer may be NULL. */
+ * included; (0, -1) when the volume is 0. layout must not be NULL; either
+ * out pointer may be NULL. */
 STRIDED_API void strided_layout_offset_bounds(const strided_layout *layout,
                                               int64_t *out_min,
                                               int64_t *out_max);
 
 /* The bytes a buffer must have, from the unsliced base pointer, to hold
  * every element: (max_offset + 1) * itemsize, or 0 for an empty layout.
- * Returns STRIDED_ERR_INVALID_ARGUMENT when the layout reaches a negative
- * offset (the size would be ambiguous), STRIDED_ERR_OVERFLOW when the size
- * does not fit in int64. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out and when the
+ * layout reaches a negative offset (the size would be ambiguous),
+ * STRIDED_ERR_OVERFLOW when the size does not fit in int64. */
 STRIDED_API strided_status strided_layout_required_size_in_bytes(
     const strided_layout *layout, int64_t *out);
 
 /* C-contiguous in NumPy's relaxed sense: extent-1 axes are ignored; an empty
- * layout and implicit strides are C-contiguous. */
+ * layout and implicit strides are C-contiguous. layout must not be NULL. */
 STRIDED_API bool strided_layout_is_contiguous_c(const strided_layout *layout);
 
-/* F-contiguous in NumPy's relaxed sense (empty layouts are). */
+/* F-contiguous in NumPy's relaxed sense (empty layouts are). layout must
+ * not be NULL. */
 STRIDED_API bool strided_layout_is_contiguous_f(const strided_layout *layout);
 
 /* Contiguous in some axis order: permuted by its stride order the layout is
- * C-contiguous. No gaps, no negative or zero strides on non-unit axes. */
+ * C-contiguous. No gaps, no negative or zero strides on non-unit axes.
+ * layout must not be NULL. */
 STRIDED_API bool strided_layout_is_contiguous_any(const strided_layout *layout);
 
 /* Contiguous in some order and slice offset 0: the elements map one-to-one
- * onto offsets 0..volume-1. */
+ * onto offsets 0..volume-1. layout must not be NULL. */
 STRIDED_API bool strided_layout_is_dense(const strided_layout *layout);
 
 /* True when no two elements share an offset. The test is cheap and may say
  * false for some unique interleaved layouts, but it is exact for every
  * layout obtained from a dense one by permute, slice, squeeze, unsqueeze,
  * reshape and flatten; it is false for any non-empty layout with a stride-0
- * axis of extent > 1 and true for an empty layout. */
+ * axis of extent > 1 and true for an empty layout. layout must not be
+ * NULL. */
 STRIDED_API bool strided_layout_is_unique(const strided_layout *layout);
 
 /* The axes that strided_layout_flatten would merge into their left
  * neighbour: bit j set means axis j joins the group of axis j-1. Extent-1
  * axes never block a merge (NumPy's no-copy rule). Implicit strides give
  * every bit 1..ndim-1.
- * Returns STRIDED_ERR_OVERFLOW when a stride * extent product needed for the
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out,
+ * STRIDED_ERR_OVERFLOW when a stride * extent product needed for the
  * decision overflows (as strided_layout_flatten does). */
 STRIDED_API strided_status strided_layout_flattened_axis_mask(
     const strided_layout *layout, uint64_t *out);
@@ -260,9 +276,9 @@ STRIDED_API strided_status strided_layout_flattened_axis_mask(
  *   max_itemsize  upper bound, > 0 and >= itemsize
  *   data_ptr      address the layout will be applied to (0: no constraint)
  *   axis          the axis whose stride must be 1; negative counts from end
- * Returns STRIDED_ERR_INVALID_ARGUMENT for max_itemsize <= 0, an axis out of
- * range (always for 0-d), or max_itemsize < itemsize (checked in that
- * order). */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out,
+ * max_itemsize <= 0, an axis out of range (always for 0-d), or max_itemsize
+ * < itemsize (checked in that order). */
 STRIDED_API strided_status strided_layout_max_compatible_itemsize(
     const strided_layout *layout, int max_itemsize, intptr_t data_ptr,
     int axis, int *out);
@@ -275,19 +291,20 @@ STRIDED_API strided_status strided_layout_max_compatible_itemsize(
  * reshape rule. At most one extent may be -1; it is inferred.
  * Extent-1 axes of the result take the running stride at their position.
  * An empty input gives all-zero strides.
- * Returns STRIDED_ERR_INVALID_ARGUMENT for ndim > 64, an extent < -1, a
- * second -1, a volume mismatch, an ambiguous or indivisible -1, or strides
- * that cannot express the new shape ("Layout strides are incompatible with
- * the new shape"); STRIDED_ERR_OVERFLOW when the new volume or a stride
- * overflows. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, a NULL
+ * shape with ndim > 0, ndim > 64, an extent < -1, a second -1, a volume
+ * mismatch, an ambiguous or indivisible -1, or strides that cannot express
+ * the new shape ("Layout strides are incompatible with the new shape");
+ * STRIDED_ERR_OVERFLOW when the new volume or a stride overflows. */
 STRIDED_API strided_status strided_layout_reshape(const strided_layout *layout,
                                                   int ndim,
                                                   const int64_t *shape,
                                                   strided_layout *out);
 
 /* Reorder the axes: out axis i is input axis axes[i] (numpy.transpose).
- * Returns STRIDED_ERR_INVALID_ARGUMENT when naxes != ndim, an axis is out of
- * range or appears twice. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, a NULL axes
+ * with naxes > 0, naxes != ndim, an axis out of range or one that appears
+ * twice. */
 STRIDED_API strided_status strided_layout_permute(const strided_layout *layout,
                                                   int naxes, const int *axes,
                                                   strided_layout *out);
@@ -295,9 +312,12 @@ STRIDED_API strided_status strided_layout_permute(const strided_layout *layout,
 /* Merge the axes in the inclusive range [start_axis, end_axis] that are
  * contiguous with their left neighbour (C index order). (0, -1) means every
  * axis and is valid for 0-d input, which becomes shape (1,) strides (1,).
- * start_axis >= end_axis merges nothing.
- * Returns STRIDED_ERR_INVALID_ARGUMENT for an axis out of range,
- * STRIDED_ERR_OVERFLOW when a stride product overflows. */
+ * start_axis == end_axis (after negative axes count from the end) merges
+ * nothing; a start after the end is an error, as in NumPy and PyTorch.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, an axis
+ * out of range or a start axis after the end axis ("Invalid axes: start
+ * axis 1 comes after end axis 0 for 3D tensor"), STRIDED_ERR_OVERFLOW when
+ * a stride product overflows. */
 STRIDED_API strided_status strided_layout_flatten(const strided_layout *layout,
                                                   int start_axis, int end_axis,
                                                   strided_layout *out);
@@ -305,12 +325,16 @@ STRIDED_API strided_status strided_layout_flatten(const strided_layout *layout,
 /* Like strided_layout_flatten, with the axes allowed to merge given as a
  * mask: bit j lets axis j join its left neighbour's group. Bit 0 and bits
  * >= ndim are ignored. Masks of layouts of equal ndim can be combined with &
- * to flatten them alike. */
+ * to flatten them alike.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out,
+ * STRIDED_ERR_OVERFLOW as strided_layout_flatten. */
 STRIDED_API strided_status strided_layout_flatten_mask(
     const strided_layout *layout, uint64_t mask, strided_layout *out);
 
 /* Remove every extent-1 axis (numpy.squeeze). An empty layout becomes shape
- * (0,) strides (0,). Cannot fail; returns STRIDED_OK. */
+ * (0,) strides (0,).
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, else
+ * STRIDED_OK. */
 STRIDED_API strided_status strided_layout_squeeze(const strided_layout *layout,
                                                   strided_layout *out);
 
@@ -318,9 +342,10 @@ STRIDED_API strided_status strided_layout_squeeze(const strided_layout *layout,
  * (numpy.expand_dims). A new axis before input axis q gets stride
  * shape[q] * strides[q]; trailing new axes get the last stride (1 for 0-d).
  * With naxes 0 the output is a copy of the input (strides stay implicit).
- * Returns STRIDED_ERR_INVALID_ARGUMENT when the result would exceed 64
- * dimensions, an axis is out of range or repeated; STRIDED_ERR_OVERFLOW when
- * a new stride overflows. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, a NULL axes
+ * with naxes > 0, a result that would exceed 64 dimensions, an axis out of
+ * range or one repeated; STRIDED_ERR_OVERFLOW when a new stride
+ * overflows. */
 STRIDED_API strided_status strided_layout_unsqueeze(
     const strided_layout *layout, int naxes, const int *axes,
     strided_layout *out);
@@ -328,8 +353,9 @@ STRIDED_API strided_status strided_layout_unsqueeze(
 /* Broadcast to a shape aligned on the right (numpy.broadcast_to): an
  * extent-1 axis may take any extent (stride 0), new leading axes get stride
  * 0.
- * Returns STRIDED_ERR_INVALID_ARGUMENT for ndim > 64, a negative extent,
- * fewer dimensions than the input, or an incompatible extent;
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, a NULL shape
+ * with ndim > 0, ndim > 64, a negative extent, fewer dimensions than the
+ * input, or an incompatible extent;
  * STRIDED_ERR_OVERFLOW when the new volume overflows. */
 STRIDED_API strided_status strided_layout_broadcast(
     const strided_layout *layout, int ndim, const int64_t *shape,
@@ -343,9 +369,9 @@ STRIDED_API strided_status strided_layout_broadcast(
  *   data_ptr  packing only: the address must be aligned to the new itemsize
  *   axis      the stride-1 axis; negative counts from the end
  *   keep_dim  packing only: false drops the axis when its extent becomes 1
- * Returns STRIDED_ERR_INVALID_ARGUMENT for each rule of cuda.core's
- * repacked (see docs/layout.md) and the divisibility of the itemsizes;
- * STRIDED_ERR_OVERFLOW when unpacking overflows. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, for each
+ * rule of cuda.core's repacked (see docs/layout.md) and the divisibility of
+ * the itemsizes; STRIDED_ERR_OVERFLOW when unpacking overflows. */
 STRIDED_API strided_status strided_layout_repack(const strided_layout *layout,
                                                  int itemsize,
                                                  intptr_t data_ptr, int axis,
@@ -357,9 +383,10 @@ STRIDED_API strided_status strided_layout_repack(const strided_layout *layout,
  * Axes past nindices are kept whole. The slice offset grows by the offset of
  * the first selected element. When a slice selects nothing, every stride of
  * the result is 0; axes left whole otherwise keep their strides.
- * Returns STRIDED_ERR_INVALID_ARGUMENT when nindices > ndim, an integer is
- * out of range or a step is 0; STRIDED_ERR_OVERFLOW when stride * step or
- * the offset overflows. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, a NULL
+ * indices with nindices > 0, nindices > ndim, an integer out of range or a
+ * step of 0; STRIDED_ERR_OVERFLOW when stride * step or the offset
+ * overflows. */
 STRIDED_API strided_status strided_layout_slice(const strided_layout *layout,
                                                 int nindices,
                                                 const strided_index *indices,
@@ -370,8 +397,9 @@ STRIDED_API strided_status strided_layout_slice(const strided_layout *layout,
  * KEEP return a copy of the input when it is already dense in that order
  * (implicit strides stay implicit); STRIDED_ORDER_PERM always builds anew
  * from perm (see strided_layout_init_dense).
- * Returns the errors of strided_layout_init_dense for a bad order or
- * permutation. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, then the
+ * errors of strided_layout_init_dense for a bad order or permutation (a
+ * NULL perm with STRIDED_ORDER_PERM and nperm > 0 among them). */
 STRIDED_API strided_status strided_layout_to_dense(
     const strided_layout *layout, strided_order order, int nperm,
     const int *perm, strided_layout *out);
@@ -379,7 +407,8 @@ STRIDED_API strided_status strided_layout_to_dense(
 /* The layout with the fewest axes that maps each C-order linear index to the
  * same offset (CuTe's coalesce): extent-1 axes are dropped and neighbours
  * with strides[i] == strides[i+1] * shape[i+1] merge. An empty layout becomes
- * (0,):(0,), a one-element layout becomes 0-d. Cannot fail; returns
+ * (0,):(0,), a one-element layout becomes 0-d.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, else
  * STRIDED_OK. */
 STRIDED_API strided_status strided_layout_coalesce(
     const strided_layout *layout, strided_layout *out);
@@ -390,7 +419,7 @@ STRIDED_API strided_status strided_layout_coalesce(
  * or "():()", with the signed slice offset appended when it is not 0:
  * "(4,3,7):(21,-7,1)+35", "(2,):(1,)-3". Like snprintf: writes at most size bytes including
  * the terminating NUL (buf may be NULL when size is 0) and returns the length
- * the full text needs, excluding the NUL. */
+ * the full text needs, excluding the NUL. layout must not be NULL. */
 STRIDED_API size_t strided_layout_format(const strided_layout *layout,
                                          char *buf, size_t size);
 
@@ -413,10 +442,11 @@ STRIDED_API size_t strided_layout_format(const strided_layout *layout,
  * Lines are separated by '\n' (no newline after the last). A 1-d layout is
  * one row, a 0-d layout one cell. Writes like strided_layout_format; the
  * length the full text needs goes to *out_length (may be NULL).
- * Returns STRIDED_ERR_INVALID_ARGUMENT for more than 2 dimensions or a grid
- * larger than STRIDED_GRID_MAX_CELLS (the text grows with every row and
- * column drawn, also when the layout is empty: (2**40, 0) is refused). The
- * work done is bounded by that, whatever the layout. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout, a NULL buf with
+ * size > 0, more than 2 dimensions or a grid larger than
+ * STRIDED_GRID_MAX_CELLS (the text grows with every row and column drawn,
+ * also when the layout is empty: (2**40, 0) is refused). The work done is
+ * bounded by that, whatever the layout. */
 STRIDED_API strided_status strided_layout_format_grid(
     const strided_layout *layout, char *buf, size_t size, size_t *out_length);
 

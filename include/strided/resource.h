@@ -96,20 +96,25 @@ STRIDED_API strided_status strided_memory_resource_create(
     strided_memory_resource **out);
 
 /* Host memory aligned to alignment bytes (a power of two; 0 means 64).
- * Never touches CUDA. Returns STRIDED_ERR_INVALID_ARGUMENT for an alignment
- * that is not a power of two, STRIDED_ERR_OUT_OF_MEMORY. */
+ * Never touches CUDA.
+ *   out  out-parameter: the new resource with one reference
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out or an alignment that
+ * is not a power of two, STRIDED_ERR_OUT_OF_MEMORY. */
 STRIDED_API strided_status strided_host_resource_create(
     size_t alignment, strided_memory_resource **out);
 
 /* Page-locked host memory, reachable from every device (cuMemHostAlloc with
  * PORTABLE | DEVICEMAP); device_id -1. Freed after synchronizing the
- * deallocation stream. Returns STRIDED_ERR_NO_CUDA_DRIVER without a
- * driver. */
+ * deallocation stream. out is the new resource with one reference.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out (checked first, also
+ * without a driver), STRIDED_ERR_NO_CUDA_DRIVER without a driver. */
 STRIDED_API strided_status strided_pinned_resource_create(
     strided_memory_resource **out);
 
 /* Device memory of device from its current memory pool, in stream order.
- * Returns STRIDED_ERR_NO_CUDA_DRIVER without a driver,
+ * out is the new resource with one reference.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out (checked first, also
+ * without a driver), STRIDED_ERR_NO_CUDA_DRIVER without a driver,
  * STRIDED_ERR_INVALID_ARGUMENT for a device that does not exist,
  * STRIDED_ERR_UNSUPPORTED when the device has no memory pools,
  * STRIDED_ERR_CUDA for a failing driver call. */
@@ -130,11 +135,12 @@ STRIDED_API strided_memory_resource *strided_memory_resource_retain(
 /* Drop a reference; the last one runs destroy. NULL is allowed. */
 STRIDED_API void strided_memory_resource_release(strided_memory_resource *mr);
 
-/* The resource's properties. */
+/* The resource's properties. mr must not be NULL. */
 STRIDED_API strided_memory_resource_props strided_memory_resource_properties(
     const strided_memory_resource *mr);
 
-/* The self pointer given at creation; NULL for the built-ins. */
+/* The self pointer given at creation; NULL for the built-ins. mr must not
+ * be NULL. */
 STRIDED_API void *strided_memory_resource_self(const strided_memory_resource *mr);
 
 #ifdef __cplusplus

@@ -7,7 +7,9 @@
  * for the calling thread, retrievable with strided_last_error(). The message
  * names the operation, the rule that was broken and the values involved, e.g.
  * "reshape: Layout strides are incompatible with the new shape: cannot view
- * (4,6):(1,4) as (3,8) without a copy".
+ * (4,6):(1,4) as (3,8) without a copy". A NULL pointer where one is required
+ * is such a failure, STRIDED_ERR_INVALID_ARGUMENT (the "Pointers" rule of
+ * strided.h).
  *
  * Ownership: the strings returned here are owned by the library. The message
  * belongs to the calling thread and stays valid until that thread's next

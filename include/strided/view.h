@@ -50,7 +50,7 @@ typedef struct strided_view {
 /* The DLPack device a buffer's memory exports as: CUDA with the device id
  * for device memory, CUDA managed (0) for managed memory, CUDA host (0) for
  * pinned memory and for pageable memory a device can read, CPU (0)
- * otherwise. */
+ * otherwise. b must not be NULL. */
 STRIDED_API strided_device strided_buffer_device(const strided_buffer *b);
 
 /* Make a view of a buffer (origin 0).
@@ -83,7 +83,8 @@ STRIDED_API strided_status strided_view_from_buffer(strided_buffer *buffer,
  * that leaves the buffer gets its messages); with an origin above 0 (views
  * derived from imported tensors) "The layout addresses bytes [lo, hi) of the
  * buffer, outside its range [0, size)." (STRIDED_ERR_INVALID_ARGUMENT);
- * STRIDED_ERR_INVALID_ARGUMENT for a released view. */
+ * STRIDED_ERR_INVALID_ARGUMENT for a NULL view or out and for a released
+ * view. */
 STRIDED_API strided_status strided_view_view(const strided_view *view,
                                              const strided_layout *layout,
                                              const strided_dtype *dtype,
@@ -93,12 +94,13 @@ STRIDED_API strided_status strided_view_view(const strided_view *view,
  * buffer is NULL, and NULL itself, are allowed. */
 STRIDED_API void strided_view_release(strided_view *view);
 
-/* The host address of the element at index (0,...,0). */
+/* The host address of the element at index (0,...,0); NULL for a released
+ * view. view must not be NULL. */
 STRIDED_API void *strided_view_ptr(const strided_view *view);
 
 /* The address at which a device reaches that element (the buffer's device
  * address plus the same offset), or 0 when the memory is not
- * device-accessible. */
+ * device-accessible or the view was released. view must not be NULL. */
 STRIDED_API uintptr_t strided_view_device_ptr(const strided_view *view);
 
 /* Make a view of memory described by the address of its element
@@ -147,8 +149,9 @@ STRIDED_API strided_status strided_view_wrap(void *element0,
  *              strided_view_wrap does for the tensor's device (CPU and
  *              CUDA without a driver call)
  * Rejected, with a message naming the field (STRIDED_ERR_INVALID_ARGUMENT
- * unless noted): NULL managed (nothing is deleted); a versioned major
- * version other than 1 (STRIDED_ERR_UNSUPPORTED; no other field is read);
+ * unless noted): NULL managed (nothing is deleted); NULL out (the deleter
+ * runs, as on every other failure); a versioned major version other than 1
+ * (STRIDED_ERR_UNSUPPORTED; no other field is read);
  * ndim outside 0..64; NULL shape with ndim > 0; NULL strides with ndim > 0
  * in a versioned tensor of version 1.2 or later; a negative extent; a dtype
  * strided_dtype_itemsize rejects (STRIDED_ERR_UNSUPPORTED); a device type
@@ -170,10 +173,10 @@ STRIDED_API strided_status strided_view_import_dlpack(void *managed,
  * holds a reference to the view's buffer; its deleter frees the allocation
  * and drops that reference.
  *   out  out-parameter: the tensor, owned by the caller (call its deleter)
- * Returns STRIDED_ERR_INVALID_ARGUMENT for a view without a buffer or
- * without a dtype ("Cannot export StridedMemoryView via DLPack without dtype
- * information; create the view with dtype specified."),
- * STRIDED_ERR_OUT_OF_MEMORY. */
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL view or out, a view
+ * without a buffer (released) or without a dtype ("Cannot export
+ * StridedMemoryView via DLPack without dtype information; create the view
+ * with dtype specified."), STRIDED_ERR_OUT_OF_MEMORY. */
 STRIDED_API strided_status strided_view_export_dlpack(
     const strided_view *view, strided_dl_managed_tensor_versioned **out);
 
@@ -192,7 +195,8 @@ STRIDED_API strided_status strided_view_check_dlpack_stream(const strided_view *
                                                             bool given, int64_t stream);
 
 /* The same as a legacy (unversioned) managed tensor, for consumers that ask
- * for no version; read-only views cannot say so in this form. */
+ * for no version; read-only views cannot say so in this form.
+ * Returns what strided_view_export_dlpack returns. */
 STRIDED_API strided_status strided_view_export_dlpack_legacy(
     const strided_view *view, strided_dl_managed_tensor **out);
 

@@ -1024,14 +1024,24 @@ static void test_flatten_together_upstream_row(void **state)
     assert_layout_eq(fb, wb);
 }
 
-static void test_flatten_start_after_end_merges_nothing(void **state)
+/* As NumPy and PyTorch: start == end merges nothing, a start after the end
+ * (after negative axes count from the end) is an error. */
+static void test_flatten_start_after_end_fails(void **state)
 {
-    strided_layout d = mk_implicit(DIMS(2, 3, 4), 4);
-    strided_layout a = flattened(d, 2, 1), b = flattened(d, 1, 1);
+    strided_layout d = mk_implicit(DIMS(2, 3, 4), 4), out;
+    strided_layout b = flattened(d, 1, 1), c = flattened(d, -1, 2);
 
     (void)state;
-    assert_layout(a, "(2,3,4):(12,4,1)", 4);
     assert_layout(b, "(2,3,4):(12,4,1)", 4);
+    assert_layout(c, "(2,3,4):(12,4,1)", 4);
+    fill_sentinel(&out, sizeof out);
+    assert_error(strided_layout_flatten(&d, 2, 1, &out), STRIDED_ERR_INVALID_ARGUMENT, "flatten",
+                 "Invalid axes: start axis 2 comes after end axis 1 for 3D tensor");
+    assert_error(strided_layout_flatten(&d, -1, 0, &out), STRIDED_ERR_INVALID_ARGUMENT, "flatten",
+                 "Invalid axes: start axis -1 comes after end axis 0 for 3D tensor");
+    assert_error(strided_layout_flatten(&d, 2, -2, &out), STRIDED_ERR_INVALID_ARGUMENT, "flatten",
+                 "start axis 2 comes after end axis -2");
+    assert_untouched(&out, sizeof out);
 }
 
 static void test_flatten_keeps_itemsize_and_slice_offset(void **state)
@@ -2719,7 +2729,7 @@ int main(void)
         cmocka_unit_test(test_flatten_mask_ignores_bit_zero_and_high_bits),
         cmocka_unit_test(test_flatten_together),
         cmocka_unit_test(test_flatten_together_upstream_row),
-        cmocka_unit_test(test_flatten_start_after_end_merges_nothing),
+        cmocka_unit_test(test_flatten_start_after_end_fails),
         cmocka_unit_test(test_flatten_keeps_itemsize_and_slice_offset),
         cmocka_unit_test(test_flatten_start_axis_out_of_range_fails),
         cmocka_unit_test(test_flatten_end_axis_out_of_range_fails),
