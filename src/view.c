@@ -80,13 +80,13 @@ static strided_status check_dtype(const char *op, const strided_dtype *dtype,
 
 /* Check that every byte the layout's elements occupy, counted from origin,
  * lies inside the buffer (§4.7 D5). A layout of volume 0 reaches no byte.
- * Origin 0 (views of a buffer) reports as cuda.core does; a positive origin
- * (views derived from an import) names the byte range.
- * Assumes: origin >= 0 and the layout passed check_layout. */
+ * Origin 0 (views of a buffer) reports as cuda.core does; another origin
+ * (views derived from a wrapped import, where offset 0 may even lie before
+ * the buffer) names the byte range.
+ * Assumes: the layout passed check_layout. */
 static strided_status check_range(const char *op, const strided_buffer *b,
                                   int64_t origin, const strided_layout *l)
 {
-    assert(origin >= 0);
     int64_t mn = 0, mx = -1;
     strided_layout_offset_bounds(l, &mn, &mx);
     if (mx < mn)
@@ -255,7 +255,7 @@ static bool info_of_device(const strided_device *device, uintptr_t ptr,
 
 /* Wrap the footprint of a layout whose element (0,...,0) is at element0:
  * the buffer spans the bytes of the lowest to the highest element, and
- * *origin puts element 0 at element0 (§4.8 D5). The memory is classified
+ * *origin puts element 0 at element0, whatever the layout's slice offset. The memory is classified
  * from device when that says enough (info_of_device), else by the driver.
  * The release callback is the buffer's; it is not called when this fails.
  * Assumes: the layout passed check_layout; element0 is not NULL when the
@@ -268,16 +268,21 @@ static strided_status wrap_footprint(const char *op, void *element0,
 {
     uintptr_t e0 = (uintptr_t)element0;
     uintptr_t base = e0;
-    int64_t bytes = 0, offset = 0;
+    int64_t bytes = 0, offset = 0, first = 0;
     int64_t mn = 0, mx = -1;
     int itemsize = (int)layout->itemsize;
     strided_layout_offset_bounds(layout, &mn, &mx);
     if (mx >= mn) {
-        int64_t count = 0, low = 0;
+        /* The bounds count from offset 0, element0 is at slice_offset:
+         * count from element0. The layout invariant keeps mn * itemsize in
+         * range; the span between the bounds may not be. */
+        int64_t count = 0, low = 0, rel = 0;
         if (__builtin_sub_overflow(mx, mn, &count) ||
             strided__add_overflow(count, 1, &count) ||
             strided__mul_overflow(count, itemsize, &bytes) ||
-            strided__mul_overflow(mn, itemsize, &low) || low == INT64_MIN)
+            __builtin_sub_overflow(mn, layout->slice_offset, &rel) ||
+            strided__mul_overflow(rel, itemsize, &low) || low == INT64_MIN ||
+            strided__mul_overflow(mn, itemsize, &first))
             return strided__fail(STRIDED_ERR_OVERFLOW, op,
                                  "the element offsets [%lld, %lld] times "
                                  "itemsize %d overflow int64",
@@ -303,7 +308,10 @@ static strided_status wrap_footprint(const char *op, void *element0,
                                   out);
     if (status != STRIDED_OK)
         return status;
-    *origin = offset;
+    /* Offset 0 of the layout sits slice_offset elements before element0,
+     * at buffer start - mn * itemsize: before the buffer when every offset
+     * is positive (a negative origin). */
+    *origin = -first;
     return STRIDED_OK;
 }
 

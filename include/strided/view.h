@@ -39,7 +39,10 @@ extern "C" {
 /* A view. Treat the fields as read-only. */
 typedef struct strided_view {
     strided_buffer *buffer; /* one reference; NULL after release */
-    int64_t origin;         /* bytes from the buffer's start to offset 0 */
+    int64_t origin;         /* bytes from the buffer's start to offset 0
+                               (negative for a wrapped layout whose every
+                               offset is positive: offset 0 lies before the
+                               buffer, no element does) */
     strided_layout layout;
     bool has_dtype;         /* false: only the layout's itemsize is known */
     strided_dtype dtype;    /* when has_dtype; its size equals the itemsize */
@@ -80,7 +83,7 @@ STRIDED_API strided_status strided_view_from_buffer(strided_buffer *buffer,
  * out may be view itself: then the view's one reference carries over to the
  * result (none is added); otherwise out gets a new reference.
  * Returns the errors of strided_view_from_buffer (with origin 0, a layout
- * that leaves the buffer gets its messages); with an origin above 0 (views
+ * that leaves the buffer gets its messages); with another origin (views
  * derived from imported tensors) "The layout addresses bytes [lo, hi) of the
  * buffer, outside its range [0, size)." (STRIDED_ERR_INVALID_ARGUMENT);
  * STRIDED_ERR_INVALID_ARGUMENT for a NULL view or out and for a released
@@ -124,11 +127,16 @@ STRIDED_API uintptr_t strided_view_device_ptr(const strided_view *view);
  *             footprint size) when the last reference to the view's buffer
  *             goes; never when this fails. NULL: the memory is borrowed.
  *   out       out-parameter: the view (written on success only)
- * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, an invalid
- * layout, a dtype whose size is not the layout's itemsize, or NULL element0
- * with volume > 0; STRIDED_ERR_UNSUPPORTED for a dtype
- * strided_dtype_itemsize rejects; STRIDED_ERR_OVERFLOW when the footprint
- * leaves the address space; the errors of strided_buffer_wrap. */
+ * The layout may have any slice offset: element0 is the address of
+ * element (0,...,0), which sits slice_offset elements from the layout's
+ * offset 0.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, a dtype
+ * whose size is not the layout's itemsize, or NULL element0 with
+ * volume > 0; for a layout strided_layout_validate refuses, its status
+ * ("invalid layout: ...", STRIDED_ERR_OVERFLOW for offsets beyond int64);
+ * STRIDED_ERR_UNSUPPORTED for a dtype strided_dtype_itemsize rejects;
+ * STRIDED_ERR_OVERFLOW when the footprint leaves the address space; the
+ * errors of strided_buffer_wrap. */
 STRIDED_API strided_status strided_view_wrap(void *element0,
                                              const strided_layout *layout,
                                              const strided_dtype *dtype,

@@ -907,7 +907,9 @@ static strided_view tight(strided_layout l, int device, unsigned seed)
     fake_cuda_range r = {(uintptr_t)p, size, CU_MEMORYTYPE_DEVICE, 0, device, (uintptr_t)p, NULL};
     fake.add_range(&r);
     strided_view v;
-    assert_ok(strided_view_wrap(p - lo * 4, &l, &F32, false, NULL, release_memory, NULL, &v));
+    /* Element (0,...,0) is slice_offset - lo elements into the memory. */
+    assert_ok(strided_view_wrap(p + (l.slice_offset - lo) * 4, &l, &F32, false, NULL,
+                                release_memory, NULL, &v));
     assert_int_equal(strided_buffer_memory_info(v.buffer).kind, STRIDED_MEMORY_DEVICE);
     return v;
 }

@@ -704,6 +704,57 @@ static void test_wrap_negative_strides(void **state)
     assert_ptr_equal(r.ptr, &mem[0][0]);
 }
 
+/* element0 is element (0,...,0) whatever the slice offset: the buffer is
+ * the footprint around it, and offset 0 may lie outside (negative origin). */
+static void test_wrap_sliced_layouts(void **state)
+{
+    (void)state;
+    static unsigned char mem[16];
+    released r = {0};
+    strided_layout l, rev;
+    strided_view v, w;
+    /* (2,):(-1,)+1, element 0 at mem + 1: the elements are mem[1], mem[0]. */
+    assert_ok(strided_layout_init(&l, 1, (int64_t[]){2}, NULL, 1));
+    assert_ok(strided_layout_slice(&l, 1, (strided_index[]){strided_index_all(-1)}, &rev));
+    assert_i64(rev.slice_offset, 1);
+    assert_ok(strided_view_wrap(mem + 1, &rev, NULL, false, NULL, record_release, &r, &v));
+    assert_ptr_equal(strided_view_ptr(&v), mem + 1);
+    assert_ptr_equal(strided_buffer_ptr(v.buffer), mem);
+    assert_int_equal(strided_buffer_size(v.buffer), 2);
+    assert_i64(v.origin, 0);
+    strided_view_release(&v);
+    assert_int_equal(r.count, 1);
+    assert_ptr_equal(r.ptr, mem);
+    /* (3,):(2,)+5, element 0 at mem + 4: the elements are mem[4], mem[6],
+     * mem[8], and offset 0 would be mem - 1, before the buffer. */
+    strided_layout gapped = l;
+    gapped.shape[0] = 3;
+    gapped.strides[0] = 2;
+    gapped.slice_offset = 5;
+    gapped.implicit_strides = false;
+    assert_ok(strided_layout_validate(&gapped));
+    assert_ok(strided_view_wrap(mem + 4, &gapped, NULL, false, NULL, NULL, NULL, &v));
+    assert_ptr_equal(strided_view_ptr(&v), mem + 4);
+    assert_ptr_equal(strided_buffer_ptr(v.buffer), mem + 4);
+    assert_int_equal(strided_buffer_size(v.buffer), 5);
+    assert_i64(v.origin, -5);
+    /* Views derived from it count from the same offset 0 and stay inside. */
+    strided_layout last = gapped;
+    last.shape[0] = 1;
+    last.slice_offset = 9;
+    assert_ok(strided_view_view(&v, &last, NULL, &w));
+    assert_ptr_equal(strided_view_ptr(&w), mem + 8);
+    strided_view_release(&w);
+    strided_layout past = gapped;
+    past.slice_offset = 7; /* elements mem[6], mem[8], mem[10]: past the end */
+    assert_error(strided_view_view(&v, &past, NULL, &w), STRIDED_ERR_INVALID_ARGUMENT, "view",
+                 "outside its range [0, 5)");
+    past.slice_offset = 3; /* mem[2], before the start */
+    assert_error(strided_view_view(&v, &past, NULL, &w), STRIDED_ERR_INVALID_ARGUMENT, "view",
+                 "outside its range [0, 5)");
+    strided_view_release(&v);
+}
+
 static void test_wrap_empty_and_borrowed(void **state)
 {
     (void)state;
@@ -845,6 +896,7 @@ int main(void)
         cmocka_unit_test(test_buffer_device_and_view_device),
         cmocka_unit_test(test_wrap_covers_the_footprint),
         cmocka_unit_test(test_wrap_negative_strides),
+        cmocka_unit_test(test_wrap_sliced_layouts),
         cmocka_unit_test(test_wrap_empty_and_borrowed),
         cmocka_unit_test(test_wrap_takes_cpu_and_cuda_devices_at_their_word),
         cmocka_unit_test(test_buffer_wrap_known),
