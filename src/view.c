@@ -310,7 +310,10 @@ static strided_status wrap_footprint(const char *op, void *element0,
         return status;
     /* Offset 0 of the layout sits slice_offset elements before element0,
      * at buffer start - mn * itemsize: before the buffer when every offset
-     * is positive (a negative origin). */
+     * is positive (a negative origin). An empty layout's buffer is empty at
+     * element0 itself. The layout invariant keeps both products in range. */
+    if (mx < mn)
+        first = layout->slice_offset * itemsize;
     *origin = -first;
     return STRIDED_OK;
 }

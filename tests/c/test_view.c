@@ -753,6 +753,14 @@ static void test_wrap_sliced_layouts(void **state)
     assert_error(strided_view_view(&v, &past, NULL, &w), STRIDED_ERR_INVALID_ARGUMENT, "view",
                  "outside its range [0, 5)");
     strided_view_release(&v);
+    /* An empty layout: element 0 still is element0. */
+    strided_layout empty = gapped;
+    empty.shape[0] = 0;
+    empty.slice_offset = -20;
+    assert_ok(strided_view_wrap(mem + 8, &empty, NULL, false, NULL, NULL, NULL, &v));
+    assert_ptr_equal(strided_view_ptr(&v), mem + 8);
+    assert_int_equal(strided_buffer_size(v.buffer), 0);
+    strided_view_release(&v);
 }
 
 static void test_wrap_empty_and_borrowed(void **state)
