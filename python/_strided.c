@@ -130,6 +130,7 @@ PyMODINIT_FUNC PyInit__strided(void)
         return NULL;
     if (PyModule_AddStringConstant(module, "__version__", strided_version()) < 0 ||
         PyModule_AddIntConstant(module, "MAX_NDIM", STRIDED_MAX_NDIM) < 0 ||
+        strided_py_init_hold_type() < 0 ||
         strided_py_add_layout_type(module) < 0 ||
         strided_py_add_resource_types(module) < 0 ||
         strided_py_add_buffer_type(module) < 0 ||

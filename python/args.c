@@ -1,7 +1,10 @@
 /*
  * args.c: argument conversion shared by the extension's types.
  */
+#include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "args.h"
 
@@ -50,13 +53,116 @@ int strided_py_bind_args(const char *fname, PyObject *const *args,
     return 0;
 }
 
-int strided_py_as_size(PyObject *obj, size_t *out)
+/* what, or "what[item]" written into buf. */
+static const char *name_of(const char *what, int item, char *buf, size_t size)
+{
+    if (item < 0)
+        return what;
+    snprintf(buf, size, "%s[%d]", what, item);
+    return buf;
+}
+
+int strided_py_reject_bool(PyObject *obj, const char *what, int item)
+{
+    if (!PyBool_Check(obj))
+        return 0;
+    char buf[128];
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not bool",
+                 name_of(what, item, buf, sizeof buf));
+    return -1;
+}
+
+PyObject *strided_py_index(PyObject *obj, const char *what, int item)
+{
+    if (PyLong_CheckExact(obj))
+        return Py_NewRef(obj);
+    char buf[128];
+    if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.200s",
+                     name_of(what, item, buf, sizeof buf), Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    /* An __index__ that returns a bool gives 0 or 1 with a
+     * DeprecationWarning: CPython copies the result into a plain int. */
+    return PyNumber_Index(obj);
+}
+
+static void raise_does_not_fit(PyObject *index, const char *what, int item,
+                               const char *type)
+{
+    char buf[128];
+    PyErr_Format(PyExc_OverflowError, "%s %S does not fit in %s",
+                 name_of(what, item, buf, sizeof buf), index, type);
+}
+
+/* The value of obj, an integer argument, in [lo, hi]; OverflowError naming
+ * type outside. */
+static int bounded_value(PyObject *obj, const char *what, int item, long long lo,
+                         long long hi, const char *type, long long *out)
+{
+    PyObject *index = strided_py_index(obj, what, item);
+    if (index == NULL)
+        return -1;
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+    int rc = 0;
+    if (v == -1 && PyErr_Occurred()) {
+        rc = -1;
+    } else if (overflow != 0 || v < lo || v > hi) {
+        raise_does_not_fit(index, what, item, type);
+        rc = -1;
+    }
+    Py_DECREF(index);
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+int strided_py_as_int64(PyObject *obj, const char *what, int item, int64_t *out)
+{
+    long long v;
+    if (bounded_value(obj, what, item, INT64_MIN, INT64_MAX, "int64", &v) < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int strided_py_as_int(PyObject *obj, const char *what, int item, int *out)
+{
+    long long v;
+    if (bounded_value(obj, what, item, INT_MIN, INT_MAX, "a C int", &v) < 0)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int strided_py_as_uint64(PyObject *obj, const char *what, uint64_t *out)
+{
+    PyObject *index = strided_py_index(obj, what, -1);
+    if (index == NULL)
+        return -1;
+    unsigned long long v = PyLong_AsUnsignedLongLong(index);
+    int rc = 0;
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            raise_does_not_fit(index, what, -1, "uint64");
+        }
+        rc = -1;
+    }
+    Py_DECREF(index);
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+int strided_py_as_size(PyObject *obj, const char *what, size_t *out)
 {
     if (!PyIndex_Check(obj)) {
         PyErr_SetString(PyExc_TypeError, "an integer is required");
         return -1;
     }
-    PyObject *index = PyNumber_Index(obj);
+    PyObject *index = strided_py_index(obj, what, -1);
     if (index == NULL)
         return -1;
     /* PyLong_AsSize_t words its OverflowErrors as cuda.core's do:
@@ -69,38 +175,58 @@ int strided_py_as_size(PyObject *obj, size_t *out)
     return 0;
 }
 
-int strided_py_as_address(PyObject *obj, void **out)
+/* The int value as a pointer: OverflowError naming what for a negative
+ * value or one beyond the address space. */
+static int pointer_value(PyObject *value, const char *what, void **out)
 {
+    int overflow;
+    long long signed_value = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (signed_value == -1 && overflow == 0 && PyErr_Occurred())
+        return -1;
+    bool negative = overflow < 0 || (overflow == 0 && signed_value < 0);
+    if (!negative) {
+        unsigned long long v = PyLong_AsUnsignedLongLong(value);
+        if (v == (unsigned long long)-1 && PyErr_Occurred())
+            PyErr_Clear(); /* too big: said below */
+        else if (v <= UINTPTR_MAX) {
+            *out = (void *)(uintptr_t)v;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_OverflowError,
+                 negative ? "%s %S is negative" : "%s %S does not fit in a pointer", what,
+                 value);
+    return -1;
+}
+
+int strided_py_as_address(PyObject *obj, const char *what, void **out)
+{
+    /* int() would also truncate a number with a fraction (what has
+     * __float__) and parse a string: neither is an address. */
+    PyNumberMethods *nb = Py_TYPE(obj)->tp_as_number;
+    bool has_int = PyIndex_Check(obj) ||
+                   (nb != NULL && nb->nb_int != NULL && nb->nb_float == NULL);
+    if (PyBool_Check(obj) || !has_int) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.200s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
     PyObject *value = PyNumber_Long(obj);
     if (value == NULL)
         return -1;
-    unsigned long long v = PyLong_AsUnsignedLongLong(value);
+    int rc = pointer_value(value, what, out);
     Py_DECREF(value);
-    if (v == (unsigned long long)-1 && PyErr_Occurred())
-        return -1;
-    if (v > UINTPTR_MAX) {
-        PyErr_SetString(PyExc_OverflowError, "ptr does not fit in a pointer");
-        return -1;
-    }
-    *out = (void *)(uintptr_t)v;
-    return 0;
+    return rc;
 }
 
-static int as_handle(PyObject *obj, void **out)
+static int as_handle(PyObject *obj, const char *what, void **out)
 {
-    PyObject *index = PyNumber_Index(obj);
+    PyObject *index = strided_py_index(obj, what, -1);
     if (index == NULL)
         return -1;
-    unsigned long long v = PyLong_AsUnsignedLongLong(index);
+    int rc = pointer_value(index, what, out);
     Py_DECREF(index);
-    if (v == (unsigned long long)-1 && PyErr_Occurred())
-        return -1;
-    if (v > UINTPTR_MAX) {
-        PyErr_SetString(PyExc_OverflowError, "stream handle does not fit in a pointer");
-        return -1;
-    }
-    *out = (void *)(uintptr_t)v;
-    return 0;
+    return rc;
 }
 
 int strided_py_as_stream(PyObject *obj, void **out)
@@ -109,8 +235,13 @@ int strided_py_as_stream(PyObject *obj, void **out)
         *out = NULL;
         return 0;
     }
+    if (PyBool_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "stream must be None, an int handle or an "
+                                         "object with __cuda_stream__, not bool");
+        return -1;
+    }
     if (PyIndex_Check(obj))
-        return as_handle(obj, out);
+        return as_handle(obj, "stream", out);
     PyObject *info = PyObject_CallMethod(obj, "__cuda_stream__", NULL);
     if (info == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError))
@@ -128,13 +259,15 @@ int strided_py_as_stream(PyObject *obj, void **out)
                      "__cuda_stream__() must return a (version, handle) tuple, "
                      "got %R", info);
     } else {
-        long version = PyLong_AsLong(PyTuple_GET_ITEM(info, 0));
-        if (version == 0)
-            result = as_handle(PyTuple_GET_ITEM(info, 1), out);
-        else if (!PyErr_Occurred())
+        int64_t version;
+        int rc = strided_py_as_int64(PyTuple_GET_ITEM(info, 0), "__cuda_stream__() version",
+                                     -1, &version);
+        if (rc == 0 && version == 0)
+            result = as_handle(PyTuple_GET_ITEM(info, 1), "__cuda_stream__() handle", out);
+        else if (rc == 0)
             PyErr_Format(PyExc_ValueError,
-                         "unsupported __cuda_stream__ protocol version %ld "
-                         "(only 0 is supported)", version);
+                         "unsupported __cuda_stream__ protocol version %lld "
+                         "(only 0 is supported)", (long long)version);
     }
     Py_DECREF(info);
     return result;
@@ -145,4 +278,89 @@ PyObject *strided_py_stream_object(void *stream)
     if (stream == NULL)
         Py_RETURN_NONE;
     return PyLong_FromVoidPtr(stream);
+}
+
+#if PY_VERSION_HEX >= 0x030C0000
+static PyObject *take_exception(void)
+{
+    return PyErr_GetRaisedException();
+}
+
+static void raise_exception(PyObject *exc)
+{
+    PyErr_SetRaisedException(exc);
+}
+#else
+/* The raised exception as one object (new reference); clears it. */
+static PyObject *take_exception(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL && value != NULL)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+
+/* Raise exc (taken). */
+static void raise_exception(PyObject *exc)
+{
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
+}
+#endif
+
+/* The pending exception (an AttributeError) replaced by TypeError(format %
+ * va) with it as __cause__. */
+static void retype(const char *format, va_list va)
+{
+    PyObject *cause = take_exception();
+    PyErr_FormatV(PyExc_TypeError, format, va);
+    PyObject *exc = take_exception();
+    if (exc != NULL && cause != NULL) {
+        /* raise TypeError(...) from cause */
+        PyException_SetContext(exc, Py_NewRef(cause));
+        PyException_SetCause(exc, cause);
+    } else {
+        Py_XDECREF(cause);
+    }
+    raise_exception(exc);
+}
+
+int strided_py_retype_attribute_error(const char *format, ...)
+{
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    va_list va;
+    va_start(va, format);
+    retype(format, va);
+    va_end(va);
+    return -1;
+}
+
+int strided_py_retype_missing_attribute(PyObject *obj, PyObject *name, const char *format,
+                                        ...)
+{
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    /* Look again, with the exception set aside: only a lookup that fails
+     * with AttributeError means the attribute is missing. */
+    PyObject *pending = take_exception();
+    PyObject *value = PyObject_GetAttr(obj, name);
+    bool missing = value == NULL && PyErr_ExceptionMatches(PyExc_AttributeError);
+    Py_XDECREF(value);
+    if (value == NULL && !missing) {
+        Py_XDECREF(pending); /* the new error is the one to report */
+        return -1;
+    }
+    PyErr_Clear();
+    raise_exception(pending);
+    if (missing) {
+        va_list va;
+        va_start(va, format);
+        retype(format, va);
+        va_end(va);
+    }
+    return -1;
 }

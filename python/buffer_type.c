@@ -12,7 +12,9 @@
  * owner (its context) and drops it, with the GIL, when the memory is
  * released; for a Buffer adopted by a Python memory resource, the C
  * resource wrapping it holds one (resource_type.c). So an owner stays alive
- * while any holder of the memory does, also after close().
+ * while any holder of the memory does, also after close(). That reference
+ * is told to the garbage collector through the memory's hold (hold.c),
+ * which the Buffer, its views and the Buffers view() makes all join.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -26,10 +28,8 @@ typedef struct {
     strided_buffer *buf; /* one reference; NULL once closed */
     PyObject *mr;        /* memory_resource, or NULL */
     PyObject *owner;     /* owner, or NULL */
-    /* The C buffer's release holds one more reference to owner or mr (see
-     * above), which the garbage collector is told of while this object is
-     * the buffer's only holder. */
-    bool c_holds_ref;
+    PyObject *hold;      /* the memory's hold, joined; or NULL (none, or
+                          * closed) */
     PyObject *weakrefs;
 } BufferObject;
 
@@ -45,7 +45,8 @@ static strided_buffer *open_buffer(BufferObject *self)
     return self->buf;
 }
 
-PyObject *strided_py_buffer_new(strided_buffer *b, PyObject *mr, PyObject *owner)
+PyObject *strided_py_buffer_new_held(strided_buffer *b, PyObject *mr, PyObject *owner,
+                                     PyObject *hold)
 {
     BufferObject *self = PyObject_GC_New(BufferObject, &BufferType);
     if (self == NULL) {
@@ -55,10 +56,15 @@ PyObject *strided_py_buffer_new(strided_buffer *b, PyObject *mr, PyObject *owner
     self->buf = b;
     self->mr = Py_XNewRef(mr);
     self->owner = Py_XNewRef(owner);
-    self->c_holds_ref = false;
+    self->hold = strided_py_hold_join(hold);
     self->weakrefs = NULL;
     PyObject_GC_Track(self);
     return (PyObject *)self;
+}
+
+PyObject *strided_py_buffer_new(strided_buffer *b, PyObject *mr, PyObject *owner)
+{
+    return strided_py_buffer_new_held(b, mr, owner, NULL);
 }
 
 strided_buffer *strided_py_buffer_of(PyObject *obj)
@@ -71,17 +77,25 @@ strided_buffer *strided_py_buffer_of(PyObject *obj)
     return open_buffer((BufferObject *)obj);
 }
 
+PyObject *strided_py_buffer_hold(PyObject *obj)
+{
+    assert(PyObject_TypeCheck(obj, &BufferType));
+    return ((BufferObject *)obj)->hold;
+}
+
 /* Drop this object's hold on the memory and its attributes. The fields are
  * cleared before anything is released, so the object reads as closed to
- * any code the release runs. */
+ * any code the release runs, and the memory's hold stops counting this
+ * object before its reference goes. */
 static void detach(BufferObject *self, bool release_gil)
 {
     strided_buffer *b = self->buf;
-    PyObject *mr = self->mr, *owner = self->owner;
+    PyObject *mr = self->mr, *owner = self->owner, *hold = self->hold;
     self->buf = NULL;
     self->mr = NULL;
     self->owner = NULL;
-    self->c_holds_ref = false;
+    self->hold = NULL;
+    strided_py_hold_leave(hold);
     if (release_gil)
         strided_py_release_buffer(b);
     else
@@ -147,13 +161,13 @@ static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args,
     }
     void *ptr, *stream;
     size_t size;
-    if (strided_py_as_address(a[0], &ptr) < 0 || strided_py_as_size(a[1], &size) < 0 ||
-        strided_py_as_stream(a[4], &stream) < 0)
+    if (strided_py_as_address(a[0], "ptr", &ptr) < 0 ||
+        strided_py_as_size(a[1], "size", &size) < 0 || strided_py_as_stream(a[4], &stream) < 0)
         return NULL;
 
     strided_buffer *b = NULL;
     strided_status status;
-    bool c_holds_ref = false;
+    PyObject *hidden = NULL; /* what the C buffer's release holds */
     if (mr != NULL) {
         strided_memory_resource *res;
         if (strided_py_resource_of(mr, &res) < 0)
@@ -161,8 +175,10 @@ static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args,
         Py_BEGIN_ALLOW_THREADS
         status = strided_buffer_wrap_resource(ptr, size, res, stream, &b);
         Py_END_ALLOW_THREADS
-        /* Only the resource that wraps a Python object has it as self. */
-        c_holds_ref = strided_memory_resource_self(res) == (void *)mr;
+        /* Only the resource that wraps a Python object has it as self; it
+         * is new, and only the buffer holds it. */
+        if (strided_memory_resource_self(res) == (void *)mr)
+            hidden = mr;
         /* Raise before releasing: the release may run Python code (the
          * wrapper's destroy) that overwrites this thread's last error. */
         if (status != STRIDED_OK)
@@ -177,7 +193,7 @@ static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args,
             strided_py_raise(status);
             Py_DECREF(owner); /* the callback will never run */
         }
-        c_holds_ref = true;
+        hidden = owner;
     } else {
         Py_BEGIN_ALLOW_THREADS
         status = strided_buffer_wrap(ptr, size, NULL, NULL, &b);
@@ -187,10 +203,14 @@ static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args,
     }
     if (status != STRIDED_OK)
         return NULL;
-    BufferObject *self = (BufferObject *)strided_py_buffer_new(b, mr, owner);
-    if (self != NULL)
-        self->c_holds_ref = c_holds_ref;
-    return (PyObject *)self;
+    PyObject *hold = NULL;
+    if (hidden != NULL && (hold = strided_py_hold_new(b, hidden)) == NULL) {
+        strided_py_release_buffer(b);
+        return NULL;
+    }
+    PyObject *self = strided_py_buffer_new_held(b, mr, owner, hold);
+    Py_XDECREF(hold);
+    return self;
 }
 
 /* ---- Lifetime ----------------------------------------------------------- */
@@ -274,26 +294,22 @@ static PyObject *buffer_dunder_release_buffer(BufferObject *self, PyObject *args
     return NULL;
 }
 
+/* The C buffer's own reference to owner or mr is the hold's to report. */
 static int buffer_traverse(BufferObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->mr);
     Py_VISIT(self->owner);
-    /* While this object is the memory's only holder, the C buffer's
-     * reference to owner or mr is reachable only through it: report it
-     * too, so that a cycle through the owner or resource (a resource that
-     * keeps its buffers, say) can be collected. */
-    if (self->c_holds_ref && self->buf != NULL &&
-        strided_buffer_use_count(self->buf) == 1) {
-        Py_VISIT(self->mr);
-        Py_VISIT(self->owner);
-    }
+    Py_VISIT(self->hold);
     return 0;
 }
 
 /* The collector closes a Buffer in a garbage cycle here, before it clears
- * any object of the cycle, so a resource's deallocate or an owner's
- * finalizer still finds its objects intact. The GIL stays held while the
- * collector runs. */
+ * any object of the cycle, so that when the Buffer is the memory's last
+ * holder a resource's deallocate or an owner's finalizer still finds its
+ * objects intact. (Views have no closed state, so memory they share is
+ * released when the last of them is freed, which may follow the clearing
+ * of the cycle's other objects.) The GIL stays held while the collector
+ * runs. */
 static void buffer_finalize(BufferObject *self)
 {
     detach(self, false);
@@ -316,18 +332,21 @@ static void buffer_dealloc(BufferObject *self)
 
 /* ---- Properties --------------------------------------------------------- */
 
+/* Every property but is_closed raises the closed-buffer error after
+ * close(): a closed Buffer answering 0 would read as a valid empty buffer
+ * at address 0. */
 static PyObject *get_handle(BufferObject *self, void *closure)
 {
     (void)closure;
-    if (self->buf == NULL)
-        return PyLong_FromLong(0);
-    return PyLong_FromVoidPtr(strided_buffer_ptr(self->buf));
+    strided_buffer *b = open_buffer(self);
+    return b ? PyLong_FromVoidPtr(strided_buffer_ptr(b)) : NULL;
 }
 
 static PyObject *get_size(BufferObject *self, void *closure)
 {
     (void)closure;
-    return PyLong_FromSize_t(self->buf ? strided_buffer_size(self->buf) : 0);
+    strided_buffer *b = open_buffer(self);
+    return b ? PyLong_FromSize_t(strided_buffer_size(b)) : NULL;
 }
 
 static PyObject *get_device_id(BufferObject *self, void *closure)
@@ -354,12 +373,16 @@ INFO_FLAG_GETTER(is_managed, managed)
 static PyObject *get_memory_resource(BufferObject *self, void *closure)
 {
     (void)closure;
+    if (open_buffer(self) == NULL)
+        return NULL;
     return Py_NewRef(self->mr ? self->mr : Py_None);
 }
 
 static PyObject *get_owner(BufferObject *self, void *closure)
 {
     (void)closure;
+    if (open_buffer(self) == NULL)
+        return NULL;
     return Py_NewRef(self->owner ? self->owner : Py_None);
 }
 
@@ -371,8 +394,9 @@ static PyObject *get_is_closed(BufferObject *self, void *closure)
 
 static PyObject *get_is_mapped(BufferObject *self, void *closure)
 {
-    (void)self;
     (void)closure;
+    if (open_buffer(self) == NULL)
+        return NULL;
     Py_RETURN_FALSE; /* IPC import is not supported */
 }
 
@@ -422,8 +446,9 @@ static PyObject *buffer_repr(BufferObject *self)
 static PyGetSetDef buffer_getset[] = {
     {"handle", (getter)get_handle, NULL,
      "The address of the memory as an int (the host address for pinned "
-     "memory); 0 after close().", NULL},
-    {"size", (getter)get_size, NULL, "The size in bytes; 0 after close().", NULL},
+     "memory). Like every property but is_closed, it raises RuntimeError "
+     "after close().", NULL},
+    {"size", (getter)get_size, NULL, "The size in bytes.", NULL},
     {"device_id", (getter)get_device_id, NULL,
      "The device the memory belongs to, -1 for memory not bound to a device.",
      NULL},
@@ -434,10 +459,9 @@ static PyGetSetDef buffer_getset[] = {
     {"is_managed", (getter)get_is_managed, NULL,
      "Whether the memory is CUDA managed (unified) memory.", NULL},
     {"memory_resource", (getter)get_memory_resource, NULL,
-     "The memory resource that frees the memory, or None (also after close()).",
+     "The memory resource that frees the memory, or None.", NULL},
+    {"owner", (getter)get_owner, NULL, "The object kept alive for the memory, or None.",
      NULL},
-    {"owner", (getter)get_owner, NULL,
-     "The object kept alive for the memory, or None (also after close()).", NULL},
     {"is_closed", (getter)get_is_closed, NULL,
      "Whether close() has been called.", NULL},
     {"is_mapped", (getter)get_is_mapped, NULL,

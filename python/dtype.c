@@ -24,9 +24,62 @@ PyObject *strided_py_np_dtype(PyObject *obj)
     return PyObject_CallOneArg(numpy_dtype_type, obj);
 }
 
-PyObject *strided_py_np_dtype_of_typestr(PyObject *typestr)
+PyObject *strided_py_interface_dtype(PyObject *typestr, PyObject *interface)
 {
     static PyObject *cache; /* typestr -> numpy dtype */
+    const char *text = PyUnicode_AsUTF8(typestr);
+    if (text == NULL)
+        return NULL;
+    /* libstrided's table first: it refuses objects and other-order bytes
+     * with one message, before numpy is asked. */
+    strided_typestr t;
+    if (strided_typestr_parse(text, STRIDED_TYPESTR_NATIVE_ONLY, &t) != STRIDED_OK) {
+        PyErr_Format(PyExc_BufferError, "unsupported typestr: %s", strided_last_error_reason());
+        return NULL;
+    }
+    /* Structured types: the fields are in descr, and may hold objects that
+     * "|V16" does not show. */
+    PyObject *descr = t.kind == 'V' && PyDict_Check(interface)
+                          ? PyDict_GetItemString(interface, "descr")
+                          : NULL;
+    if (descr != NULL && PyList_Check(descr) && PyList_GET_SIZE(descr) > 0) {
+        PyObject *first = PyList_GET_ITEM(descr, 0);
+        bool plain = PyTuple_Check(first) && PyTuple_GET_SIZE(first) == 2 &&
+                     PyUnicode_Check(PyTuple_GET_ITEM(first, 0)) &&
+                     PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(first, 0)) == 0;
+        if (!plain || PyList_GET_SIZE(descr) > 1) {
+            PyObject *dtype = strided_py_np_dtype(descr);
+            if (dtype == NULL)
+                return NULL;
+            long itemsize = 0;
+            if (strided_py_dtype_int_attr(dtype, "itemsize", &itemsize) < 0) {
+                Py_DECREF(dtype);
+                return NULL;
+            }
+            PyObject *hasobject = PyObject_GetAttrString(dtype, "hasobject");
+            int holds = hasobject ? PyObject_IsTrue(hasobject) : -1;
+            Py_XDECREF(hasobject);
+            if (holds < 0) {
+                Py_DECREF(dtype);
+                return NULL;
+            }
+            if (holds &&
+                strided_typestr_parse(text, STRIDED_TYPESTR_HOLDS_REFERENCES, &t) != STRIDED_OK) {
+                PyErr_Format(PyExc_BufferError, "unsupported descr %R: %s", descr,
+                             strided_last_error_reason());
+                Py_DECREF(dtype);
+                return NULL;
+            }
+            if (itemsize != t.itemsize) {
+                PyErr_Format(PyExc_BufferError,
+                             "descr describes elements of %ld bytes, typestr %U of %d",
+                             itemsize, typestr, (int)t.itemsize);
+                Py_DECREF(dtype);
+                return NULL;
+            }
+            return dtype;
+        }
+    }
     if (!PyUnicode_CheckExact(typestr))
         return strided_py_np_dtype(typestr);
     if (cache == NULL && (cache = PyDict_New()) == NULL)
@@ -84,11 +137,32 @@ int strided_py_unpack_dtype(PyObject *packed, strided_dtype *out)
 }
 
 /* The DLPack type of a numpy dtype. Returns 1 with *out set, 0 when the
- * dtype has no DLPack equivalent (structured, opaque, long double), -1 with
- * an exception set. The byte order is not looked at: the numpy dtype stays
- * with the view for that. */
+ * dtype is plain data without a DLPack equivalent (structured, raw bytes,
+ * strings, datetimes, long double, other byte order), -1 with an exception
+ * set: TypeError for a dtype libstrided refuses (object references:
+ * strided_typestr_parse decides from the dtype's typestr). */
 static int dl_dtype_of(PyObject *dtype, strided_dtype *out)
 {
+    PyObject *str_obj = PyObject_GetAttrString(dtype, "str");
+    if (str_obj == NULL)
+        return -1;
+    const char *str = PyUnicode_AsUTF8(str_obj);
+    PyObject *hasobject = str ? PyObject_GetAttrString(dtype, "hasobject") : NULL;
+    int holds = hasobject ? PyObject_IsTrue(hasobject) : -1;
+    Py_XDECREF(hasobject);
+    if (holds < 0) {
+        Py_DECREF(str_obj);
+        return -1;
+    }
+    strided_typestr t;
+    strided_status status =
+        strided_typestr_parse(str, holds == 1 ? STRIDED_TYPESTR_HOLDS_REFERENCES : 0, &t);
+    Py_DECREF(str_obj);
+    if (status != STRIDED_OK) {
+        PyErr_Format(PyExc_TypeError, "unsupported dtype %R: %s", dtype,
+                     strided_last_error_reason());
+        return -1;
+    }
     PyObject *fields = PyObject_GetAttrString(dtype, "fields");
     if (fields == NULL)
         return -1;
@@ -96,77 +170,37 @@ static int dl_dtype_of(PyObject *dtype, strided_dtype *out)
     Py_DECREF(fields);
     if (structured)
         return 0;
-    long itemsize;
-    if (strided_py_dtype_int_attr(dtype, "itemsize", &itemsize) < 0)
-        return -1;
-    PyObject *kind_obj = PyObject_GetAttrString(dtype, "kind");
-    if (kind_obj == NULL)
-        return -1;
-    const char *kind = PyUnicode_AsUTF8(kind_obj);
-    if (kind == NULL) {
-        Py_DECREF(kind_obj);
-        return -1;
+    if (t.has_dtype) {
+        *out = t.dtype;
+        return 1;
     }
-    strided_dtype d = {0, (uint8_t)(itemsize * 8), 1};
-    int found = 1;
-    char kind_char = kind[0];
-    if (kind_char == 'f') {
-        /* numpy's own floats are e, f, d, g; ml_dtypes' float8 types say
-         * kind f too, and are told apart by name below. */
-        PyObject *ch = PyObject_GetAttrString(dtype, "char");
-        const char *c = ch ? PyUnicode_AsUTF8(ch) : NULL;
-        if (c == NULL) {
-            Py_XDECREF(ch);
-            Py_DECREF(kind_obj);
-            return -1;
-        }
-        if (c[0] == '\0' || strchr("efdg", c[0]) == NULL)
-            kind_char = 'V';
-        Py_DECREF(ch);
-    }
-    switch (kind_char) {
-    case 'b': d.code = STRIDED_DTYPE_BOOL; break;
-    case 'i': d.code = STRIDED_DTYPE_INT; break;
-    case 'u': d.code = STRIDED_DTYPE_UINT; break;
-    case 'f': d.code = STRIDED_DTYPE_FLOAT; break;
-    case 'c': d.code = STRIDED_DTYPE_COMPLEX; break;
-    case 'V': {
-        /* ml_dtypes' types are kind V: match them by the name libstrided
-         * gives each DLPack type. */
-        PyObject *name_obj = PyObject_GetAttrString(dtype, "name");
-        const char *name = name_obj ? PyUnicode_AsUTF8(name_obj) : NULL;
-        if (name == NULL) {
-            Py_XDECREF(name_obj);
-            Py_DECREF(kind_obj);
-            return -1;
-        }
-        found = 0;
-        for (int code = STRIDED_DTYPE_BFLOAT; code <= STRIDED_DTYPE_FLOAT8_E8M0FNU; code++) {
-            if (code > STRIDED_DTYPE_BFLOAT && code < STRIDED_DTYPE_FLOAT8_E3M4)
-                continue;
-            strided_dtype c = {(uint8_t)code, (uint8_t)(itemsize * 8), 1};
-            char text[64];
-            strided_dtype_format(c, text, sizeof text);
-            if (strcmp(text, name) == 0) {
-                d = c;
-                found = 1;
-                break;
-            }
-        }
-        Py_DECREF(name_obj);
-        break;
-    }
-    default:
-        found = 0;
-        break;
-    }
-    Py_DECREF(kind_obj);
-    int size = 0;
-    if (!found || itemsize > 32 || strided_dtype_itemsize(d, &size) != STRIDED_OK ||
-        size != itemsize)
+    if (t.swapped || (t.kind != 'V' && t.kind != 'f'))
         return 0;
-    *out = d;
-    return 1;
+    /* ml_dtypes' types read as raw bytes or 1-byte floats: match them by
+     * the name libstrided gives each DLPack type. */
+    PyObject *name_obj = PyObject_GetAttrString(dtype, "name");
+    const char *name = name_obj ? PyUnicode_AsUTF8(name_obj) : NULL;
+    if (name == NULL) {
+        Py_XDECREF(name_obj);
+        return -1;
+    }
+    int found = 0;
+    for (int code = STRIDED_DTYPE_BFLOAT; code <= STRIDED_DTYPE_FLOAT8_E8M0FNU && !found;
+         code++) {
+        if (code > STRIDED_DTYPE_BFLOAT && code < STRIDED_DTYPE_FLOAT8_E3M4)
+            continue;
+        strided_dtype c = {(uint8_t)code, (uint8_t)(t.itemsize * 8), 1};
+        char text[64];
+        int size = 0;
+        strided_dtype_format(c, text, sizeof text);
+        if (t.itemsize <= 2 && strcmp(text, name) == 0 &&
+            strided_dtype_itemsize(c, &size) == STRIDED_OK && size == t.itemsize) {
+            *out = c;
+            found = 1;
+        }
+    }
+    Py_DECREF(name_obj);
+    return found;
 }
 
 int strided_py_dl_dtype_of(PyObject *dtype, strided_dtype *out)

@@ -75,40 +75,6 @@ static PyObject *done(strided_status status, const strided_layout *result)
 
 /* ---- Argument conversion ------------------------------------------------ */
 
-static int as_int64(PyObject *obj, int64_t *out)
-{
-    if (PyLong_CheckExact(obj)) {
-        long long v = PyLong_AsLongLong(obj);
-        if (v == -1 && PyErr_Occurred())
-            return -1;
-        *out = v;
-        return 0;
-    }
-    PyObject *index = PyNumber_Index(obj);
-    if (index == NULL)
-        return -1;
-    long long v = PyLong_AsLongLong(index);
-    Py_DECREF(index);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int as_c_int(PyObject *obj, const char *what, int *out)
-{
-    int64_t v;
-    if (as_int64(obj, &v) < 0)
-        return -1;
-    if (v < INT_MIN || v > INT_MAX) {
-        PyErr_Format(PyExc_OverflowError, "%s %lld does not fit in a C int",
-                     what, (long long)v);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
 /* A shape or strides argument: a tuple or list of integers. Writes its
  * length; converts the items only when there are at most 64 of them (a
  * longer one is reported by libstrided from its length alone). */
@@ -128,7 +94,7 @@ static int as_int64_sequence(PyObject *obj, const char *what, int64_t *out,
     if (n <= STRIDED_MAX_NDIM) {
         PyObject **items = PySequence_Fast_ITEMS(obj);
         for (Py_ssize_t i = 0; i < n; i++)
-            if (as_int64(items[i], &out[i]) < 0)
+            if (strided_py_as_int64(items[i], what, (int)i, &out[i]) < 0)
                 return -1;
     }
     *out_n = (int)n;
@@ -141,7 +107,7 @@ static int as_axes(PyObject *obj, const char *what, bool allow_scalar, int *out,
 {
     if (allow_scalar && PyIndex_Check(obj)) {
         *out_n = 1;
-        return as_c_int(obj, what, &out[0]);
+        return strided_py_as_int(obj, what, -1, &out[0]);
     }
     if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
         PyErr_Format(PyExc_TypeError,
@@ -158,7 +124,7 @@ static int as_axes(PyObject *obj, const char *what, bool allow_scalar, int *out,
     if (n <= STRIDED_MAX_NDIM) {
         PyObject **items = PySequence_Fast_ITEMS(obj);
         for (Py_ssize_t i = 0; i < n; i++)
-            if (as_c_int(items[i], what, &out[i]) < 0)
+            if (strided_py_as_int(items[i], what, (int)i, &out[i]) < 0)
                 return -1;
     }
     *out_n = (int)n;
@@ -215,7 +181,7 @@ static PyObject *make_layout(PyObject *shape_obj, PyObject *strides_obj,
     bool has_strides = strides_obj != Py_None;
     if (has_strides && as_int64_sequence(strides_obj, "strides", strides, &nstrides) < 0)
         return NULL;
-    if (as_c_int(itemsize_obj, "itemsize", &itemsize) < 0)
+    if (strided_py_as_int(itemsize_obj, "itemsize", -1, &itemsize) < 0)
         return NULL;
     strided_layout l;
     strided_status status;
@@ -282,7 +248,7 @@ static PyObject *layout_dense(PyObject *unused, PyObject *const *args, Py_ssize_
     if (a[2] != NULL && as_order(a[2], false, &order, perm, &nperm) < 0)
         return NULL;
     if (as_int64_sequence(a[0], "shape", shape, &ndim) < 0 ||
-        as_c_int(a[1], "itemsize", &itemsize) < 0)
+        strided_py_as_int(a[1], "itemsize", -1, &itemsize) < 0)
         return NULL;
     strided_layout l;
     return done(strided_layout_init_dense(&l, ndim, shape, itemsize, order, nperm,
@@ -532,18 +498,14 @@ static PyObject *layout_flattened(LayoutObject *self, PyObject *const *args,
     unpack(self, &l);
     strided_status status;
     if (a[2] != NULL && a[2] != Py_None) {
-        PyObject *index = PyNumber_Index(a[2]);
-        if (index == NULL)
-            return NULL;
-        unsigned long long mask = PyLong_AsUnsignedLongLong(index);
-        Py_DECREF(index);
-        if (mask == (unsigned long long)-1 && PyErr_Occurred())
+        uint64_t mask;
+        if (strided_py_as_uint64(a[2], "mask", &mask) < 0)
             return NULL;
         status = strided_layout_flatten_mask(&l, mask, &l);
     } else {
         int start = 0, end = -1;
-        if ((a[0] && as_c_int(a[0], "start_axis", &start) < 0) ||
-            (a[1] && as_c_int(a[1], "end_axis", &end) < 0))
+        if ((a[0] && strided_py_as_int(a[0], "start_axis", -1, &start) < 0) ||
+            (a[1] && strided_py_as_int(a[1], "end_axis", -1, &end) < 0))
             return NULL;
         status = strided_layout_flatten(&l, start, end, &l);
     }
@@ -593,9 +555,9 @@ static PyObject *layout_repacked(LayoutObject *self, PyObject *const *args,
     if (strided_py_bind_args("repacked", args, nargs, kwnames, names, 1, a) < 0)
         return NULL;
     int keep_dim = as_flag(a[3], 1);
-    if (keep_dim < 0 || as_c_int(a[0], "itemsize", &itemsize) < 0 ||
-        (a[1] && as_int64(a[1], &data_ptr) < 0) ||
-        (a[2] && as_c_int(a[2], "axis", &axis) < 0))
+    if (keep_dim < 0 || strided_py_as_int(a[0], "itemsize", -1, &itemsize) < 0 ||
+        (a[1] && strided_py_as_int64(a[1], "data_ptr", -1, &data_ptr) < 0) ||
+        (a[2] && strided_py_as_int(a[2], "axis", -1, &axis) < 0))
         return NULL;
     if (itemsize == self->itemsize) {
         Py_INCREF(self);
@@ -619,9 +581,9 @@ static PyObject *layout_max_compatible_itemsize(LayoutObject *self,
     if (strided_py_bind_args("max_compatible_itemsize", args, nargs, kwnames,
                              names, 0, a) < 0)
         return NULL;
-    if ((a[0] && as_c_int(a[0], "max_itemsize", &max_itemsize) < 0) ||
-        (a[1] && as_int64(a[1], &data_ptr) < 0) ||
-        (a[2] && as_c_int(a[2], "axis", &axis) < 0))
+    if ((a[0] && strided_py_as_int(a[0], "max_itemsize", -1, &max_itemsize) < 0) ||
+        (a[1] && strided_py_as_int64(a[1], "data_ptr", -1, &data_ptr) < 0) ||
+        (a[2] && strided_py_as_int(a[2], "axis", -1, &axis) < 0))
         return NULL;
     strided_layout l;
     unpack(self, &l);
@@ -632,10 +594,15 @@ static PyObject *layout_max_compatible_itemsize(LayoutObject *self,
     return PyLong_FromLong(result);
 }
 
-/* Convert one position of an index expression. */
-static int as_index(PyObject *item, strided_index *out)
+/* Convert position pos of an index expression (-1: the whole key). */
+static int as_index(PyObject *item, int pos, strided_index *out)
 {
     if (PySlice_Check(item)) {
+        PySliceObject *slice = (PySliceObject *)item;
+        if (strided_py_reject_bool(slice->start, "slice start", -1) < 0 ||
+            strided_py_reject_bool(slice->stop, "slice stop", -1) < 0 ||
+            strided_py_reject_bool(slice->step, "slice step", -1) < 0)
+            return -1;
         Py_ssize_t start, stop, step;
         if (PySlice_Unpack(item, &start, &stop, &step) < 0)
             return -1;
@@ -645,7 +612,7 @@ static int as_index(PyObject *item, strided_index *out)
     }
     if (PyIndex_Check(item)) {
         int64_t v;
-        if (as_int64(item, &v) < 0)
+        if (strided_py_as_int64(item, "index", pos, &v) < 0)
             return -1;
         *out = strided_index_at(v);
         return 0;
@@ -668,7 +635,8 @@ static PyObject *layout_sliced(LayoutObject *self, PyObject *key)
      * alone, before any position is read. */
     if (n <= l.ndim) {
         for (Py_ssize_t i = 0; i < n; i++) {
-            if (as_index(PyTuple_GET_ITEM(tuple, i), &indices[i]) < 0) {
+            int pos = PyTuple_Check(key) ? (int)i : -1;
+            if (as_index(PyTuple_GET_ITEM(tuple, i), pos, &indices[i]) < 0) {
                 Py_DECREF(tuple);
                 return NULL;
             }

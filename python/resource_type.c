@@ -203,13 +203,32 @@ static int read_device_id(PyObject *obj, int *out)
     return 0;
 }
 
-/* A Python resource's properties, read once. */
-static int read_props(PyObject *obj, strided_memory_resource_props *props)
+/* A Python resource's properties, read once. An object without method or
+ * one of the two required properties is not a memory resource, nor is a
+ * class (its properties are descriptors, its methods unbound): TypeError
+ * naming the argument (what). */
+static int read_props(PyObject *obj, const char *what, PyObject *method,
+                      strided_memory_resource_props *props)
 {
     props->pooled = false;
-    if (read_flag(obj, "is_host_accessible", -1, &props->host_accessible) < 0 ||
-        read_flag(obj, "is_device_accessible", -1, &props->device_accessible) < 0 ||
-        read_flag(obj, "is_managed", 0, &props->managed) < 0 ||
+    if (PyType_Check(obj)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s must be a memory resource, got the class %.200s (pass an instance)",
+                     what, ((PyTypeObject *)obj)->tp_name);
+        return -1;
+    }
+    PyObject *bound = PyObject_GetAttr(obj, method);
+    if (bound == NULL ||
+        read_flag(obj, "is_host_accessible", -1, &props->host_accessible) < 0 ||
+        read_flag(obj, "is_device_accessible", -1, &props->device_accessible) < 0) {
+        Py_XDECREF(bound);
+        return strided_py_retype_attribute_error(
+            "%s must be a memory resource (an object with %U(), is_host_accessible "
+            "and is_device_accessible), got %.200s",
+            what, method, Py_TYPE(obj)->tp_name);
+    }
+    Py_DECREF(bound);
+    if (read_flag(obj, "is_managed", 0, &props->managed) < 0 ||
         read_device_id(obj, &props->device_id) < 0)
         return -1;
     return 0;
@@ -222,7 +241,7 @@ int strided_py_resource_of(PyObject *obj, strided_memory_resource **out)
         return 0;
     }
     strided_memory_resource_props props;
-    if (read_props(obj, &props) < 0)
+    if (read_props(obj, "mr", deallocate_name, &props) < 0)
         return -1;
     Py_INCREF(obj); /* the wrapper's, dropped by wrapper_destroy */
     strided_memory_resource *res;
@@ -346,7 +365,7 @@ static PyObject *resource_allocate(ResourceObject *self, PyObject *const *args,
     size_t size;
     void *stream;
     if (strided_py_bind_args("allocate", args, nargs, kwnames, names, 1, a) < 0 ||
-        strided_py_as_size(a[0], &size) < 0 || strided_py_as_stream(a[1], &stream) < 0)
+        strided_py_as_size(a[0], "size", &size) < 0 || strided_py_as_stream(a[1], &stream) < 0)
         return NULL;
     strided_buffer *b;
     strided_status status;
@@ -369,7 +388,8 @@ static PyObject *resource_deallocate(ResourceObject *self, PyObject *const *args
     void *ptr, *stream;
     size_t size;
     if (strided_py_bind_args("deallocate", args, nargs, kwnames, names, 2, a) < 0 ||
-        strided_py_as_address(a[0], &ptr) < 0 || strided_py_as_size(a[1], &size) < 0 ||
+        strided_py_as_address(a[0], "ptr", &ptr) < 0 ||
+        strided_py_as_size(a[1], "size", &size) < 0 ||
         strided_py_as_stream(a[2], &stream) < 0)
         return NULL;
     strided_buffer *b;
@@ -435,7 +455,7 @@ static PyObject *host_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:HostMemoryResource", names,
                                      &alignment_obj))
         return NULL;
-    if (alignment_obj != NULL && strided_py_as_size(alignment_obj, &alignment) < 0)
+    if (alignment_obj != NULL && strided_py_as_size(alignment_obj, "alignment", &alignment) < 0)
         return NULL;
     strided_memory_resource *res;
     strided_status status = strided_host_resource_create(alignment, &res);
@@ -460,9 +480,11 @@ static PyObject *pinned_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"device_id", NULL};
+    PyObject *device_obj;
     int device;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "i:DeviceMemoryResource", names,
-                                     &device))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:DeviceMemoryResource", names,
+                                     &device_obj) ||
+        strided_py_as_int(device_obj, "device_id", -1, &device) < 0)
         return NULL;
     strided_memory_resource *res;
     strided_status status;
@@ -475,9 +497,11 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 static PyObject *managed_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"device_id", NULL};
+    PyObject *device_obj = NULL;
     int device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|i:ManagedMemoryResource", names,
-                                     &device))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:ManagedMemoryResource", names,
+                                     &device_obj) ||
+        (device_obj != NULL && strided_py_as_int(device_obj, "device_id", -1, &device) < 0))
         return NULL;
     strided_memory_resource *res;
     strided_status status;
@@ -582,6 +606,7 @@ int strided_py_add_resource_types(PyObject *module)
 typedef struct held_allocation {
     struct held_allocation *next;
     void *ptr;
+    size_t size;       /* obj.size: what libstrided checks the request against */
     PyObject *buffer;
 } held_allocation;
 
@@ -594,20 +619,44 @@ typedef struct {
 } allocating;
 
 
-/* The address in a Buffer-like object: a strided.Buffer's pointer, else
- * int(obj.handle) (cuda.core's Buffer). */
-static int allocation_address(PyObject *buffer, void **out)
+/* The address and size of the Buffer-like object that allocate()
+ * returned: int(obj.handle) and obj.size (a strided or cuda.core Buffer),
+ * refused when obj.is_closed says so. libstrided checks the size against
+ * the request (allocating_size) before it writes a byte. */
+static int allocation_of(PyObject *buffer, void **out_ptr, size_t *out_size)
 {
+    PyObject *closed = PyObject_GetAttrString(buffer, "is_closed");
+    int is_closed = 0;
+    if (closed == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+    } else {
+        is_closed = PyObject_IsTrue(closed);
+        Py_DECREF(closed);
+        if (is_closed < 0)
+            return -1;
+    }
+    if (is_closed) {
+        PyErr_Format(PyExc_ValueError, "allocator.allocate() returned a closed %.200s",
+                     Py_TYPE(buffer)->tp_name);
+        return -1;
+    }
     PyObject *handle = PyObject_GetAttrString(buffer, "handle");
-    if (handle == NULL)
-        return -1;
-    PyObject *as_int = PyNumber_Index(handle);
+    PyObject *size = handle ? PyObject_GetAttrString(buffer, "size") : NULL;
+    if (size == NULL) {
+        Py_XDECREF(handle);
+        return strided_py_retype_attribute_error(
+            "allocator.allocate() must return a Buffer (an object with handle and size), "
+            "got %.200s",
+            Py_TYPE(buffer)->tp_name);
+    }
+    int rc = strided_py_as_address(handle, "allocator.allocate().handle", out_ptr);
+    if (rc == 0)
+        rc = strided_py_as_size(size, "allocator.allocate().size", out_size);
     Py_DECREF(handle);
-    if (as_int == NULL)
-        return -1;
-    *out = PyLong_AsVoidPtr(as_int);
-    Py_DECREF(as_int);
-    return PyErr_Occurred() ? -1 : 0;
+    Py_DECREF(size);
+    return rc;
 }
 
 static strided_status allocating_allocate(void *self, size_t size, void *stream,
@@ -626,18 +675,19 @@ static strided_status allocating_allocate(void *self, size_t size, void *stream,
     PyObject *buffer = NULL;
     held_allocation *h = NULL;
     void *ptr = NULL;
+    size_t granted = 0;
     if (size_obj != NULL) {
         PyObject *args[] = {a->mr, size_obj, a->stream};
         buffer = PyObject_VectorcallMethod(allocate_name, args, 2, stream_kwnames);
     }
     Py_XDECREF(size_obj);
-    if (buffer != NULL && allocation_address(buffer, &ptr) == 0) {
+    if (buffer != NULL && allocation_of(buffer, &ptr, &granted) == 0) {
         h = PyMem_RawMalloc(sizeof *h);
         if (h == NULL)
             PyErr_NoMemory();
     }
     if (h != NULL) {
-        *h = (held_allocation){a->held, ptr, buffer};
+        *h = (held_allocation){a->held, ptr, granted, buffer};
         a->held = h;
         *out_ptr = ptr;
         status = STRIDED_OK;
@@ -702,13 +752,27 @@ static void allocating_destroy(void *self)
     PyMem_RawFree(a);
 }
 
+/* The size of the Buffer that allocate() returned for ptr, as read then;
+ * called right after allocating_allocate, with the GIL not held. The list
+ * is this copy's own, touched by one thread at a time. */
+static size_t allocating_size(void *self, void *ptr, size_t size)
+{
+    (void)size;
+    allocating *a = self;
+    for (held_allocation *h = a->held; h != NULL; h = h->next)
+        if (h->ptr == ptr)
+            return h->size;
+    return 0;
+}
+
 static const strided_memory_resource_ops allocating_ops = {
     .allocate = allocating_allocate,
     .deallocate = allocating_deallocate,
     .destroy = allocating_destroy,
+    .allocation_size = allocating_size,
 };
 
-int strided_py_allocating_resource_of(PyObject *obj, PyObject *stream,
+int strided_py_allocating_resource_of(PyObject *obj, const char *what, PyObject *stream,
                                       strided_memory_resource **out, bool *calls_python)
 {
     *calls_python = false;
@@ -717,7 +781,7 @@ int strided_py_allocating_resource_of(PyObject *obj, PyObject *stream,
         return 0;
     }
     strided_memory_resource_props props;
-    if (read_props(obj, &props) < 0)
+    if (read_props(obj, what, allocate_name, &props) < 0)
         return -1;
     allocating *a = PyMem_RawMalloc(sizeof *a);
     if (a == NULL) {

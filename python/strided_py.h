@@ -66,17 +66,55 @@ void strided_py_release_buffer(strided_buffer *b);
  * released and NULL returned. */
 PyObject *strided_py_buffer_new(strided_buffer *b, PyObject *mr, PyObject *owner);
 
+/* As strided_py_buffer_new, for a C buffer whose memory has a hold (see
+ * below; NULL: none): the new Buffer joins it. */
+PyObject *strided_py_buffer_new_held(strided_buffer *b, PyObject *mr, PyObject *owner,
+                                     PyObject *hold);
+
 /* The strided_buffer of an open Buffer object (borrowed), or NULL with
  * TypeError for another object, RuntimeError("Buffer has been closed") for
  * a closed Buffer. */
 strided_buffer *strided_py_buffer_of(PyObject *obj);
+
+/* The hold of a Buffer's memory (borrowed), or NULL when it has none or is
+ * closed. Assumes: obj is a Buffer (strided_py_buffer_of accepted it). */
+PyObject *strided_py_buffer_hold(PyObject *obj);
+
+/* hold.c. A hold tells the garbage collector of the reference a C buffer's
+ * release holds to a Python object (an owner, an exporter, a Python memory
+ * resource). Every Python object that holds its own reference to such a C
+ * buffer joins the buffer's one hold, and leaves it just before dropping
+ * that reference; the hold reports the object while they are the buffer's
+ * only holders. */
+
+/* Ready the hold type. -1 with an exception set. */
+int strided_py_init_hold_type(void);
+
+/* A new hold for b, whose release holds a reference to hidden (both
+ * borrowed), with no holders yet. NULL with an exception set. */
+PyObject *strided_py_hold_new(strided_buffer *b, PyObject *hidden);
+
+/* A new hold for b, whose release holds a reference to the C buffer of the
+ * hold inner (b imports a DLPack tensor a strided view exported): it joins
+ * inner for that reference until it is freed, and reports inner as the
+ * object b holds. NULL with an exception set. */
+PyObject *strided_py_hold_new_chained(strided_buffer *b, PyObject *inner);
+
+/* Count one more holder of hold (NULL is allowed and returned): a new
+ * reference, which the holder keeps until strided_py_hold_leave. */
+PyObject *strided_py_hold_join(PyObject *hold);
+
+/* Count one holder less and drop its reference to hold (NULL is allowed).
+ * Call it before the holder drops its reference to the C buffer. */
+void strided_py_hold_leave(PyObject *hold);
 
 /* The C resource behind a Python memory resource (a new reference): the
  * built-in resources' own, or for any other object a resource whose
  * deallocate calls obj.deallocate(ptr, size, stream=...) with the GIL held.
  * Its properties are obj's is_host_accessible, is_device_accessible,
  * is_managed (False when missing) and device_id (-1 when it raises), read
- * once, now. Returns -1 with an exception set on failure. */
+ * once, now. Returns -1 with an exception set on failure: TypeError naming
+ * mr for an object without deallocate or one of the first two. */
 int strided_py_resource_of(PyObject *obj, strided_memory_resource **out);
 
 /* The C resource for copy temporaries from a Python memory resource (new
@@ -84,8 +122,9 @@ int strided_py_resource_of(PyObject *obj, strided_memory_resource **out);
  * calls obj.allocate(size, stream=stream) (stream borrowed, kept) and
  * holds the result (a strided or cuda.core Buffer: its handle is the
  * address) until deallocate closes it. *calls_python says which. -1 with an
- * exception set on failure. */
-int strided_py_allocating_resource_of(PyObject *obj, PyObject *stream,
+ * exception set on failure: TypeError naming what for an object without
+ * allocate, is_host_accessible or is_device_accessible. */
+int strided_py_allocating_resource_of(PyObject *obj, const char *what, PyObject *stream,
                                       strided_memory_resource **out, bool *calls_python);
 
 /* The first exception an allocating resource's allocate raised (new
@@ -100,15 +139,20 @@ PyObject *strided_py_np_dtype(PyObject *obj);
  * none): 1 with *out set, 0 for -1, -1 with an exception. */
 int strided_py_unpack_dtype(PyObject *packed, strided_dtype *out);
 
-/* numpy.dtype(typestr) of an array interface, remembered per string; new
- * reference. */
-PyObject *strided_py_np_dtype_of_typestr(PyObject *typestr);
+/* The numpy dtype of an array interface's typestr (a str), from its
+ * "descr" for structured types: numpy.dtype(typestr), remembered per
+ * string, after libstrided's table has accepted the string with native
+ * byte order only (BufferError otherwise). interface is the interface
+ * dict. New reference. */
+PyObject *strided_py_interface_dtype(PyObject *typestr, PyObject *interface);
 
 /* An int attribute of a dtype (itemsize, ...). -1 with an exception set. */
 int strided_py_dtype_int_attr(PyObject *dtype, const char *name, long *out);
 
 /* The DLPack type of a numpy dtype: 1 with *out set, 0 when it has none
- * (structured, opaque, long double), -1 with an exception set. */
+ * (structured, raw bytes, long double, other byte order), -1 with an
+ * exception set: TypeError for a dtype that is not plain data (object
+ * references; libstrided's strided_typestr_parse decides). */
 int strided_py_dl_dtype_of(PyObject *dtype, strided_dtype *out);
 
 /* The numpy dtype of a DLPack type (spec §4.9); new reference, cached per

@@ -17,6 +17,13 @@
  * builds, whose deleter drops the reference to the exporting object. An
  * exported tensor holds its own reference to the C buffer, not to the view
  * object.
+ *
+ * Where the C buffer's release holds a Python object (an interface or
+ * torch import's exporting object; a Buffer's owner or Python memory
+ * resource), the view joins the memory's hold (hold.c), through which the
+ * garbage collector learns of that reference. An exported tensor still
+ * alive holds the C buffer where the collector cannot see, so a cycle
+ * through the memory is kept until the tensor goes.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -34,8 +41,8 @@ typedef struct {
     PyObject *layout;        /* StridedLayout: given or memoised; or NULL */
     PyObject *base;          /* the Buffer view() works on; or NULL */
     PyObject *dtype;         /* numpy dtype: given or memoised; or NULL */
-    PyObject *c_ref;         /* borrowed: the object the C buffer's release
-                              * callback holds (interface imports), or NULL */
+    PyObject *hold;          /* the memory's hold (hold.c), joined; or NULL
+                              * when the C buffer holds no Python object */
     int device_id;
     bool device_accessible;
     PyObject *weakrefs;
@@ -72,11 +79,21 @@ static ViewObject *view_new(strided_view *v, PyObject *exporting_obj, PyObject *
     self->layout = Py_XNewRef(layout);
     self->base = Py_XNewRef(base);
     self->dtype = Py_XNewRef(dtype);
-    self->c_ref = NULL;
+    self->hold = NULL;
     self->device_id = device_id;
     self->device_accessible = device_accessible;
     self->weakrefs = NULL;
     PyObject_GC_Track(self);
+    return self;
+}
+
+/* self (may be NULL), counted in hold (may be NULL), the hold of the memory
+ * its buffer reference is to: a view of a Buffer, or another view of the
+ * same C buffer, shares that object's hold. */
+static ViewObject *joined(ViewObject *self, PyObject *hold)
+{
+    if (self != NULL)
+        self->hold = strided_py_hold_join(hold);
     return self;
 }
 
@@ -191,8 +208,13 @@ static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize
         goto fail;
     }
     strided_memory_info info = strided_buffer_memory_info(b);
-    PyObject *result = (PyObject *)view_new(&v, a[0], layout_obj, a[0], dtype, info.device_id,
-                                            info.device_accessible);
+    /* Kept across view_new, where a collection may run code that closes
+     * the Buffer: the new view's reference must still be counted. */
+    PyObject *hold = Py_XNewRef(strided_py_buffer_hold(a[0]));
+    PyObject *result = (PyObject *)joined(
+        view_new(&v, a[0], layout_obj, a[0], dtype, info.device_id, info.device_accessible),
+        hold);
+    Py_XDECREF(hold);
     Py_DECREF(layout_obj);
     Py_XDECREF(dtype);
     return result;
@@ -263,20 +285,16 @@ static int dlpack_consumer(PyObject *device, PyObject *stream_ptr, int *out_id,
     *out_stream = Py_NewRef(Py_None);
     if (stream_ptr == Py_None)
         return 0;
-    int truthy = PyObject_IsTrue(stream_ptr);
-    if (truthy <= 0)
-        return truthy;
-    PyObject *s = PyNumber_Long(stream_ptr);
+    PyObject *s = strided_py_index(stream_ptr, "stream_ptr", -1);
     if (s == NULL)
         return -1;
-    /* For CPU, -1 ("no synchronisation") means no stream at all. */
-    if (type == STRIDED_DEVICE_CPU && PyLong_AsLong(s) == -1 && !PyErr_Occurred()) {
+    /* 0 passes no stream; for CPU, -1 ("no synchronisation") neither. An
+     * exact int converts without error; overflow is just another handle. */
+    int overflow;
+    long long value = PyLong_AsLongLongAndOverflow(s, &overflow);
+    if (overflow == 0 && (value == 0 || (type == STRIDED_DEVICE_CPU && value == -1))) {
         Py_DECREF(s);
         return 0;
-    }
-    if (PyErr_Occurred()) {
-        Py_DECREF(s);
-        return -1;
     }
     Py_SETREF(*out_stream, s);
     return 0;
@@ -348,14 +366,22 @@ static int wrap_exporter(PyObject *obj, void *ptr, const strided_layout *l,
     return 0;
 }
 
-/* The view object of a wrap_exporter view v (taken over), which reports
- * the memory's hidden reference to obj to the collector (view_traverse). */
+/* The view object of a wrap_exporter view v (taken over), with a new hold
+ * for the memory's hidden reference to obj, which tells the collector of
+ * it (hold.c). */
 static PyObject *exporter_view_new(strided_view *v, PyObject *obj, PyObject *dtype,
                                    int device_id, bool device_accessible)
 {
     ViewObject *self = view_new(v, obj, NULL, NULL, dtype, device_id, device_accessible);
-    if (self != NULL)
-        self->c_ref = obj;
+    if (self == NULL)
+        return NULL;
+    PyObject *hold = strided_py_hold_new(self->view.buffer, obj);
+    if (hold == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    joined(self, hold);
+    Py_DECREF(hold);
     return (PyObject *)self;
 }
 
@@ -397,6 +423,18 @@ static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
 
 static const char *const from_dlpack_names[] = {"obj", "stream_ptr", NULL};
 
+/* After obj.<name>(...) failed in from_dlpack: an AttributeError because
+ * obj has no such method is the caller's TypeError. Returns NULL. */
+static PyObject *not_dlpack(PyObject *obj, PyObject *name)
+{
+    strided_py_retype_missing_attribute(
+        obj, name,
+        "StridedMemoryView.from_dlpack() expects an object with __dlpack__ and "
+        "__dlpack_device__, got %.200s",
+        Py_TYPE(obj)->tp_name);
+    return NULL;
+}
+
 static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kwnames)
 {
@@ -411,7 +449,7 @@ static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize
         return result;
     PyObject *device = PyObject_CallMethodNoArgs(obj, name_dlpack_device);
     if (device == NULL)
-        return NULL;
+        return not_dlpack(obj, name_dlpack_device);
     int device_id;
     bool accessible;
     strided_device said;
@@ -425,7 +463,7 @@ static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize
     PyObject *capsule = call_dlpack(obj, stream);
     Py_DECREF(stream);
     if (capsule == NULL)
-        return NULL;
+        return not_dlpack(obj, name_dlpack);
 
     bool versioned;
     const char *used;
@@ -473,7 +511,20 @@ static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize
                      (int)v.device.device_id);
         return NULL;
     }
-    return (PyObject *)view_new(&v, obj, NULL, NULL, NULL, device_id, accessible);
+    ViewObject *self = view_new(&v, obj, NULL, NULL, NULL, device_id, accessible);
+    /* A strided view's tensor holds its C buffer: chain the holds, so that
+     * a cycle through both memories can be collected (hold.c). */
+    PyObject *inner = Py_IS_TYPE(obj, &ViewType) ? ((ViewObject *)obj)->hold : NULL;
+    if (self == NULL || inner == NULL)
+        return (PyObject *)self;
+    PyObject *hold = strided_py_hold_new_chained(self->view.buffer, inner);
+    if (hold == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    joined(self, hold);
+    Py_DECREF(hold);
+    return (PyObject *)self;
 }
 
 /* ---- Array interfaces -------------------------------------------------- */
@@ -503,43 +554,53 @@ static int init_keys(void)
     return 0;
 }
 
-/* d[key] (borrowed), or NULL: with KeyError when required, else without an
- * exception when absent. */
-static PyObject *dict_get(PyObject *d, int key, bool required)
+/* "attr['key']" of either interface, for messages; K_COUNT is data[0]. */
+#define KEY_LABELS(attr)                                                          \
+    {attr "['version']", attr "['mask']",    attr "['data']",   attr "['shape']", \
+     attr "['strides']", attr "['typestr']", attr "['stream']", attr "['data'][0]"}
+static const char *const key_labels[2][K_COUNT + 1] = {KEY_LABELS("__array_interface__"),
+                                                       KEY_LABELS("__cuda_array_interface__")};
+#undef KEY_LABELS
+
+static const char *key_label(const char *attr, int key)
+{
+    return key_labels[strcmp(attr, "__cuda_array_interface__") == 0][key];
+}
+
+/* d[key] (borrowed), or NULL: with ValueError naming the interface attr
+ * when required, else without an exception when absent. */
+static PyObject *dict_get(PyObject *d, const char *attr, int key, bool required)
 {
     PyObject *v = PyDict_GetItemWithError(d, keys[key]);
     if (v == NULL && required && !PyErr_Occurred())
-        PyErr_Format(PyExc_KeyError, "'%s'", key_names[key]);
+        PyErr_Format(PyExc_ValueError, "%s is missing the required key '%s'", attr,
+                     key_names[key]);
     return v;
 }
 
-static int dict_item(PyObject *dict, int key, PyObject **out)
+static int dict_item(PyObject *dict, const char *attr, int key, PyObject **out)
 {
-    *out = dict_get(dict, key, true);
+    *out = dict_get(dict, attr, key, true);
     return *out == NULL ? -1 : 0;
 }
 
+/* The ints of a tuple or list named what. */
 static int int64_sequence(PyObject *obj, const char *what, int64_t *out, int *out_n)
 {
-    PyObject *seq = PySequence_Fast(obj, what);
-    if (seq == NULL)
+    if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a tuple of ints, got %.200s", what,
+                     Py_TYPE(obj)->tp_name);
         return -1;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
     if (n > STRIDED_MAX_NDIM) {
-        Py_DECREF(seq);
         PyErr_Format(PyExc_ValueError, "%s has %zd elements; at most %d are supported",
                      what, n, STRIDED_MAX_NDIM);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (v == -1 && PyErr_Occurred()) {
-            Py_DECREF(seq);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (strided_py_as_int64(PySequence_Fast_GET_ITEM(obj, i), what, (int)i, &out[i]) < 0)
             return -1;
-        }
-        out[i] = v;
-    }
-    Py_DECREF(seq);
     *out_n = (int)n;
     return 0;
 }
@@ -549,23 +610,28 @@ static int int64_sequence(PyObject *obj, const char *what, int64_t *out, int *ou
 static PyObject *interface_dict(PyObject *obj, const char *attr, const char *name)
 {
     PyObject *d = PyObject_GetAttrString(obj, attr), *item;
-    if (d == NULL)
+    if (d == NULL) {
+        bool cai = strcmp(attr, "__cuda_array_interface__") == 0;
+        strided_py_retype_attribute_error(
+            "StridedMemoryView.%s() expects an object with %s, got %.200s",
+            cai ? "from_cuda_array_interface" : "from_array_interface", attr,
+            Py_TYPE(obj)->tp_name);
         return NULL;
+    }
     if (!PyDict_Check(d)) {
         PyErr_Format(PyExc_TypeError, "%s must be a dict, got %.200s", attr,
                      Py_TYPE(d)->tp_name);
         goto fail;
     }
-    if (dict_item(d, K_VERSION, &item) < 0)
-        goto fail;
-    long version = PyLong_AsLong(item);
-    if (version == -1 && PyErr_Occurred())
+    int64_t version;
+    if (dict_item(d, attr, K_VERSION, &item) < 0 ||
+        strided_py_as_int64(item, key_label(attr, K_VERSION), -1, &version) < 0)
         goto fail;
     if (version < 3) {
         PyErr_Format(PyExc_BufferError, "only %s v3 or above is supported", name);
         goto fail;
     }
-    item = dict_get(d, K_MASK, false);
+    item = dict_get(d, attr, K_MASK, false);
     if (item == NULL && PyErr_Occurred())
         goto fail;
     if (item != NULL && item != Py_None) {
@@ -584,34 +650,41 @@ static int array_desc(PyObject *d, const char *attr, ArrayDesc *out)
 {
     PyObject *item;
     int readonly;
-    if (dict_item(d, K_DATA, &item) < 0)
+    if (dict_item(d, attr, K_DATA, &item) < 0)
         return -1;
     if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
         PyErr_Format(PyExc_TypeError, "%s['data'] must be a (ptr, readonly) tuple", attr);
         return -1;
     }
-    if (strided_py_as_address(PyTuple_GET_ITEM(item, 0), &out->ptr) < 0 ||
+    if (strided_py_as_address(PyTuple_GET_ITEM(item, 0), key_label(attr, K_COUNT),
+                              &out->ptr) < 0 ||
         (readonly = PyObject_IsTrue(PyTuple_GET_ITEM(item, 1))) < 0)
         return -1;
     out->readonly = readonly;
     int64_t shape[STRIDED_MAX_NDIM], strides[STRIDED_MAX_NDIM];
     int ndim, nstrides = 0;
-    if (dict_item(d, K_SHAPE, &item) < 0 || int64_sequence(item, "shape", shape, &ndim) < 0)
+    if (dict_item(d, attr, K_SHAPE, &item) < 0 ||
+        int64_sequence(item, key_label(attr, K_SHAPE), shape, &ndim) < 0)
         return -1;
-    item = dict_get(d, K_STRIDES, false);
+    item = dict_get(d, attr, K_STRIDES, false);
     if (item == NULL && PyErr_Occurred())
         return -1;
     bool has_strides = item != NULL && item != Py_None;
-    if (has_strides && int64_sequence(item, "strides", strides, &nstrides) < 0)
+    if (has_strides && int64_sequence(item, key_label(attr, K_STRIDES), strides, &nstrides) < 0)
         return -1;
     if (has_strides && nstrides != ndim) {
         PyErr_Format(PyExc_ValueError, "%s has %d strides for %d dimensions", attr,
                      nstrides, ndim);
         return -1;
     }
-    if (dict_item(d, K_TYPESTR, &item) < 0)
+    if (dict_item(d, attr, K_TYPESTR, &item) < 0)
         return -1;
-    PyObject *dtype = strided_py_np_dtype_of_typestr(item);
+    if (!PyUnicode_Check(item)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, got %.200s",
+                     key_label(attr, K_TYPESTR), Py_TYPE(item)->tp_name);
+        return -1;
+    }
+    PyObject *dtype = strided_py_interface_dtype(item, d);
     if (dtype == NULL)
         return -1;
     long itemsize = 0;
@@ -667,7 +740,7 @@ static PyObject *view_from_array_interface(PyObject *cls, PyObject *obj)
  * nothing) or a CUstream handle (0 is the legacy default stream). */
 static int consumer_stream(PyObject *stream_ptr, void **out, bool *sync)
 {
-    PyObject *n = PyNumber_Index(stream_ptr);
+    PyObject *n = strided_py_index(stream_ptr, "stream_ptr", -1);
     if (n == NULL)
         return -1;
     int overflow = 0;
@@ -718,12 +791,13 @@ static PyObject *view_from_cai(PyObject *cls, PyObject *const *args, Py_ssize_t 
     }
     if (consumer_stream(stream_ptr, &consumer, &sync) < 0)
         goto done;
-    producer_obj = dict_get(cai, K_STREAM, false);
+    producer_obj = dict_get(cai, "__cuda_array_interface__", K_STREAM, false);
     if (producer_obj == NULL && PyErr_Occurred())
         goto done;
     if (sync && producer_obj != NULL && producer_obj != Py_None) {
-        long long p = PyLong_AsLongLong(producer_obj);
-        if (p == -1 && PyErr_Occurred())
+        int64_t p;
+        if (strided_py_as_int64(producer_obj, key_label("__cuda_array_interface__", K_STREAM),
+                                -1, &p) < 0)
             goto done;
         /* CAI v3: 0 is disallowed (ambiguous); 1 and 2 are the legacy and
          * per-thread default streams. */
@@ -731,7 +805,7 @@ static PyObject *view_from_cai(PyObject *cls, PyObject *const *args, Py_ssize_t 
             PyErr_Format(PyExc_AssertionError,
                          "__cuda_array_interface__['stream'] must be a positive "
                          "stream handle, got %lld",
-                         p);
+                         (long long)p);
             goto done;
         }
         producer = (void *)(uintptr_t)p;
@@ -883,8 +957,8 @@ static PyObject *view_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 static PyObject *view_base(ViewObject *self)
 {
     if (self->base == NULL)
-        self->base = strided_py_buffer_new(strided_buffer_retain(self->view.buffer), NULL,
-                                           self->exporting_obj);
+        self->base = strided_py_buffer_new_held(strided_buffer_retain(self->view.buffer),
+                                                NULL, self->exporting_obj, self->hold);
     return self->base;
 }
 
@@ -928,10 +1002,9 @@ static PyObject *view_view(ViewObject *self, PyObject *const *args, Py_ssize_t n
         goto fail;
     }
     strided_memory_info info = strided_buffer_memory_info(v.buffer);
-    PyObject *result = (PyObject *)view_new(&v, base, layout_obj, base, dtype,
-                                            info.device_id, info.device_accessible);
-    if (result != NULL)
-        ((ViewObject *)result)->c_ref = self->c_ref; /* the same C buffer */
+    PyObject *result = (PyObject *)joined(view_new(&v, base, layout_obj, base, dtype,
+                                                   info.device_id, info.device_accessible),
+                                          self->hold); /* the same C buffer */
     Py_XDECREF(dtype);
     return result;
 
@@ -973,8 +1046,12 @@ static int allocator_side(PyObject *allocator, const char *key, PyObject *stream
         }
     }
     int rc = 0;
+    bool host = strcmp(key, "host") == 0;
+    const char *what = PyDict_Check(allocator)
+                           ? (host ? "allocator['host']" : "allocator['device']")
+                           : (host ? "allocator.host" : "allocator.device");
     if (mr != NULL && mr != Py_None)
-        rc = strided_py_allocating_resource_of(mr, stream, out, calls_python);
+        rc = strided_py_allocating_resource_of(mr, what, stream, out, calls_python);
     Py_XDECREF(mr);
     return rc;
 }
@@ -1227,7 +1304,27 @@ static PyObject *view_dunder_dlpack(ViewObject *self, PyObject *const *args,
                             nargs);
     if (strided_py_bind_args("__dlpack__", args, nargs, kwnames, dlpack_names, 0, a) < 0)
         return NULL;
-    /* stream (a[0]) is accepted and ignored: there is nothing to order. */
+    /* The stream is checked by DLPack's rules (libstrided decides), then
+     * has nothing to order: a view has no work of its own in flight. */
+    if (a[0] != NULL && a[0] != Py_None) {
+        if (PyBool_Check(a[0]) || !PyLong_Check(a[0])) {
+            PyErr_Format(PyExc_BufferError, "__dlpack__: stream must be an int or None, got %.200s",
+                         Py_TYPE(a[0])->tp_name);
+            return NULL;
+        }
+        int overflow = 0;
+        long long stream = PyLong_AsLongLongAndOverflow(a[0], &overflow);
+        if (stream == -1 && PyErr_Occurred())
+            return NULL;
+        if (overflow != 0) {
+            PyErr_Format(PyExc_BufferError, "__dlpack__: stream=%R is not a stream handle", a[0]);
+            return NULL;
+        }
+        if (strided_view_check_dlpack_stream(&self->view, true, stream) != STRIDED_OK) {
+            PyErr_SetString(PyExc_BufferError, strided_last_error());
+            return NULL;
+        }
+    }
     if (a[2] != NULL && a[2] != Py_None) {
         PyErr_SetString(PyExc_BufferError, "Sorry, not supported: dl_device other than None");
         return NULL;
@@ -1508,15 +1605,16 @@ static int view_traverse(ViewObject *self, visitproc visit, void *arg)
     Py_VISIT(self->layout);
     Py_VISIT(self->base);
     Py_VISIT(self->dtype);
-    /* While this view is the memory's only holder, the C buffer's reference
-     * to the exporting object is reachable only through it: report it too,
-     * so that a producer that keeps its own view can be collected. */
-    if (self->c_ref != NULL && self->view.buffer != NULL &&
-        strided_buffer_use_count(self->view.buffer) == 1)
-        Py_VISIT(self->c_ref);
+    /* The C buffer's reference to the object behind the memory is the
+     * hold's to report, once for all the views and Buffers sharing it. */
+    Py_VISIT(self->hold);
     return 0;
 }
 
+/* The buffer reference and the hold stay until the view is freed: a view
+ * has no closed state, so its memory must outlive it. A cycle through the
+ * memory is broken by the other objects' references (these, the owner's or
+ * exporter's attributes); its memory goes when the last holder is freed. */
 static int view_clear(ViewObject *self)
 {
     Py_CLEAR(self->exporting_obj);
@@ -1532,7 +1630,10 @@ static void view_dealloc(ViewObject *self)
     if (self->weakrefs != NULL)
         PyObject_ClearWeakRefs((PyObject *)self);
     strided_buffer *b = self->view.buffer;
+    PyObject *hold = self->hold;
     self->view.buffer = NULL;
+    self->hold = NULL;
+    strided_py_hold_leave(hold);
     strided_py_release_buffer(b);
     view_clear(self);
     PyObject_GC_Del(self);

@@ -694,8 +694,8 @@ def test_error_dtype():
     g.untouched()
 
 
-@pytest.mark.parametrize("dst,src", [("<i4", ">i4"), (">i4", "<i4"), ("V4", "<f4"),
-                                     ("<f4", "V4"), ("<c8", "V8")])
+@pytest.mark.parametrize("dst,src", [("<i4", "<u4"), ("V4", "<f4"), ("<f4", "V4"),
+                                     ("<c8", "V8"), ("S4", "V4")])
 def test_error_dtype_without_dlpack_code(dst, src):
     """Both views have a dtype (view.dtype), and they differ: ValueError,
     also where a dtype has no DLPack code."""
@@ -708,7 +708,7 @@ def test_error_dtype_without_dlpack_code(dst, src):
     g.untouched()
 
 
-@pytest.mark.parametrize("dtype", [">i4", ">f8", "V4", "V7"])
+@pytest.mark.parametrize("dtype", ["<f16", "V4", "V7", "S3", "<U2", "<M8[ns]"])
 def test_same_dtype_without_dlpack_code(dtype):
     d = np.zeros((3, 5), dtype)
     s = np.frombuffer(random_bytes(15 * d.itemsize, 2).tobytes(), dtype).reshape(5, 3).T
@@ -751,6 +751,7 @@ class CountingHostResource:
 
         class Held:
             handle = backing.ctypes.data
+            size = backing.nbytes
 
             def close(self, stream=None):
                 res.closed.append((backing.nbytes, stream))
@@ -811,8 +812,11 @@ def test_allocator_failure_raises_its_exception():
     assert len(mr.calls) == 1 and mr.closed == []
 
 
-def test_allocator_device_memory_for_host_staging():
-    """A host temporary from memory the host cannot reach is refused."""
+def test_allocator_claims_are_not_trusted():
+    """A resource's claim about its memory is not taken at its word: this
+    one says device memory but hands out numpy's (host) memory, which is
+    what the copy finds and uses. (Memory the host really cannot reach is
+    refused: tests/python/test_robustness.py, on a GPU.)"""
 
     class DeviceOnly(CountingHostResource):
         is_host_accessible = False
@@ -820,11 +824,9 @@ def test_allocator_device_memory_for_host_staging():
         device_id = 0
 
     mr = DeviceOnly()
-    a, dv, sv, _ = overlapping_pair()
-    g = Guarded(a)
-    with pytest.raises(ValueError, match="host cannot reach"):
-        dv.copy_from(sv, allocator={"host": mr})
-    g.untouched()
+    a, dv, sv, want = overlapping_pair()
+    dv.copy_from(sv, allocator={"host": mr})
+    np.testing.assert_array_equal(a, want)
     assert len(mr.calls) == 1 and len(mr.closed) == 1
 
 
@@ -833,7 +835,7 @@ def test_allocator_device_memory_for_host_staging():
     ({1: None}, ValueError, "unknown key 1"),
     (object(), TypeError, "allocator must be None, a dict or a CopyAllocatorOptions"),
     (3, TypeError, "allocator must be"),
-    ({"host": object()}, AttributeError, "is_host_accessible"),
+    ({"host": object()}, TypeError, r"allocator\['host'\] must be a memory resource"),
 ])
 def test_error_allocator(allocator, exc, message):
     d = np.zeros((2, 5), np.int32)

@@ -324,6 +324,10 @@ def test_flattened(case):
             with pytest.raises(ValueError, match="Invalid end axis"):
                 layout.flattened(start, end)
             return
+        if start % n > end % n:
+            with pytest.raises(ValueError, match="comes after end axis"):
+                layout.flattened(start, end)
+            return
         result = layout.flattened(start, end)
         allowed = sum(1 << j for j in range(start % n + 1, end % n + 1))
     elif args:

@@ -220,7 +220,10 @@ def test_slicing_accepts_index_integers():
     assert layout[np.uint8(1) : np.int16(5) : np.int64(2)] == layout[1:5:2]
     assert layout.sliced((np.intp(3),)) == layout[3]
     assert layout[Two(), :: Two()] == layout[2, ::2]
-    assert layout[True] == layout[1] and layout[False] == layout[0]
+    # A bool is not an index (NumPy would read it as a mask).
+    for flag in (True, False):
+        with pytest.raises(TypeError, match="^index must be an int, not bool$"):
+            layout[flag]
 
 
 @pytest.mark.parametrize("index", [1.0, np.float64(1.0), "1", None, Ellipsis, [1], (0, 1.5)])
