@@ -38,7 +38,7 @@ PyObject *strided_py_interface_dtype(PyObject *typestr, PyObject *interface)
         return NULL;
     }
     /* Structured types: the fields are in descr, and may hold objects that
-     * "|V16" does not show. */
+     * "|V16" does not show; those are refused. */
     PyObject *descr = t.kind == 'V' && PyDict_Check(interface)
                           ? PyDict_GetItemString(interface, "descr")
                           : NULL;
@@ -77,7 +77,9 @@ PyObject *strided_py_interface_dtype(PyObject *typestr, PyObject *interface)
                 Py_DECREF(dtype);
                 return NULL;
             }
-            return dtype;
+            /* The view's dtype is still the typestr's, as cuda.core's:
+             * descr was read to find object fields. */
+            Py_DECREF(dtype);
         }
     }
     if (!PyUnicode_CheckExact(typestr))

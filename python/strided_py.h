@@ -139,11 +139,11 @@ PyObject *strided_py_np_dtype(PyObject *obj);
  * none): 1 with *out set, 0 for -1, -1 with an exception. */
 int strided_py_unpack_dtype(PyObject *packed, strided_dtype *out);
 
-/* The numpy dtype of an array interface's typestr (a str), from its
- * "descr" for structured types: numpy.dtype(typestr), remembered per
- * string, after libstrided's table has accepted the string with native
- * byte order only (BufferError otherwise). interface is the interface
- * dict. New reference. */
+/* The numpy dtype of an array interface's typestr (a str):
+ * numpy.dtype(typestr), remembered per string, after libstrided's table
+ * has accepted the string with native byte order only, and the fields of
+ * its "descr" (structured types) without object references (BufferError
+ * otherwise). interface is the interface dict. New reference. */
 PyObject *strided_py_interface_dtype(PyObject *typestr, PyObject *interface);
 
 /* An int attribute of a dtype (itemsize, ...). -1 with an exception set. */

@@ -533,8 +533,11 @@ static void test_set_last_error_optional_arguments(void **state)
     assert_int_equal(strided_set_last_error(STRIDED_ERR_INTERNAL, NULL, "%d", 7),
                      STRIDED_ERR_INTERNAL);
     assert_string_equal(strided_last_error(), "error: 7");
-    assert_int_equal(strided_set_last_error(STRIDED_ERR_UNSUPPORTED, "mine", none),
-                     STRIDED_ERR_UNSUPPORTED);
+    /* Through a pointer to the function: a NULL format is the point, and
+     * the compiler's format check (a literal expected) would refuse it. */
+    strided_status (*set)(strided_status, const char *, const char *, ...) =
+        strided_set_last_error;
+    assert_int_equal(set(STRIDED_ERR_UNSUPPORTED, "mine", none), STRIDED_ERR_UNSUPPORTED);
     assert_string_equal(strided_last_error(), "mine: ");
     assert_string_equal(strided_last_error_reason(), "");
 }

@@ -11,8 +11,10 @@ For each call it asserts:
       shape, strides, itemsize and slice offset; a buffer's size, handle
       and closed state; a view's shape, strides, address, dtype and
       read-only flag; the bytes of every array in play), and after it
-      succeeds for those that are immutable;
-and that a copy never succeeds into a read-only view.
+      succeeds for those that are immutable; and nothing keeps a new
+      reference to an argument of a failed call;
+and that a copy never succeeds into a read-only view nor writes past the
+end of the Buffer a Python allocator gave it.
 
 test_every_public_callable_is_fuzzed enumerates the surface from
 strided.__all__ and dir(), so that a new method cannot go unfuzzed.
@@ -47,9 +49,9 @@ from surface_cases import (
     FreesNothing,
     IndexRaises,
     IndexReturns,
-    Stream,
     Opaque,
     SmallAllocator,
+    Stream,
     allocators,
     arrays,
     axes,

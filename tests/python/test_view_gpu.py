@@ -513,7 +513,7 @@ def test_cupy_round_trip(name, layout):
         pytest.skip(why)
     a = cupy_layout(name, layout)
     if layout == "n" and cupy_negative_strides_broken(a):
-        with pytest.raises(BufferError, match="overflow int64"):
+        with pytest.raises(BufferError, match="overflows? int64"):
             StridedMemoryView.from_dlpack(a, stream_ptr=cupy_stream_ptr())
         return
     view = StridedMemoryView.from_dlpack(a, stream_ptr=cupy_stream_ptr())
@@ -942,7 +942,7 @@ def test_view_sliced_external(shape, key, order, view_as):
 def test_view_sliced_external_negative_offset(order, view_as):
     a = cupy.arange(5, dtype=cupy.int32).reshape((5,), order=order)[::-1]
     if view_as == "dlpack" and cupy_negative_strides_broken(a):
-        with pytest.raises(BufferError, match="overflow int64"):
+        with pytest.raises(BufferError, match="overflows? int64"):
             external_view(a, view_as)
         return
     view = external_view(a, view_as)
@@ -1070,7 +1070,7 @@ def test_same_view_as_cuda_core(name, protocol):
             and cupy_negative_strides_broken(obj):
         # CuPy's export is wrong (see cupy_negative_strides_broken): strided
         # refuses it, cuda.core takes the wrong strides.
-        assert isinstance(our_error, BufferError) and "overflow int64" in str(our_error)
+        assert isinstance(our_error, BufferError) and "int64" in str(our_error)
         assert their_error is None and theirs.strides == dlpack_strides(obj)
         return
     if our_error is not None or their_error is not None:
