@@ -227,8 +227,11 @@ def sizes():
 
 @functools.cache
 def stream_values():
+    # Handles other than the default streams (0, 1, 2) are not generated: a
+    # CUDA stream handle cannot be checked, and the driver dereferences a
+    # made-up one (with no driver, as in CI, nothing would).
     return st.one_of(
-        st.sampled_from([None, 0, 1, 2, -1, INT64_MAX, 2**64 - 1, 2**64, True, 1.5, "0"]),
+        st.sampled_from([None, 0, 1, 2, -1, 2**64, -(2**63) - 1, True, 1.5, "0"]),
         st.builds(Stream, st.sampled_from([(0, 0), (0, 7), (1, 0), (0,), (0, 0, 0), 5, None,
                                            (0, -1), (0, 2**64), (0, True), (True, 0), ("0", 0),
                                            (0, 1.5), hook_error(Boom("stream")), hook_error(ValueError("stream"))])),
