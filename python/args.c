@@ -281,7 +281,7 @@ PyObject *strided_py_stream_object(void *stream)
 }
 
 #if PY_VERSION_HEX >= 0x030C0000
-static PyObject *take_exception(void)
+PyObject *strided_py_take_exception(void)
 {
     return PyErr_GetRaisedException();
 }
@@ -291,8 +291,7 @@ static void raise_exception(PyObject *exc)
     PyErr_SetRaisedException(exc);
 }
 #else
-/* The raised exception as one object (new reference); clears it. */
-static PyObject *take_exception(void)
+PyObject *strided_py_take_exception(void)
 {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -315,9 +314,9 @@ static void raise_exception(PyObject *exc)
  * va) with it as __cause__. */
 static void retype(const char *format, va_list va)
 {
-    PyObject *cause = take_exception();
+    PyObject *cause = strided_py_take_exception();
     PyErr_FormatV(PyExc_TypeError, format, va);
-    PyObject *exc = take_exception();
+    PyObject *exc = strided_py_take_exception();
     if (exc != NULL && cause != NULL) {
         /* raise TypeError(...) from cause */
         PyException_SetContext(exc, Py_NewRef(cause));
@@ -346,7 +345,7 @@ int strided_py_retype_missing_attribute(PyObject *obj, PyObject *name, const cha
         return -1;
     /* Look again, with the exception set aside: only a lookup that fails
      * with AttributeError means the attribute is missing. */
-    PyObject *pending = take_exception();
+    PyObject *pending = strided_py_take_exception();
     PyObject *value = PyObject_GetAttr(obj, name);
     bool missing = value == NULL && PyErr_ExceptionMatches(PyExc_AttributeError);
     Py_XDECREF(value);

@@ -71,6 +71,10 @@ int strided_py_as_stream(PyObject *obj, void **out);
  * the legacy default stream, else the handle as an int. New reference. */
 PyObject *strided_py_stream_object(void *stream);
 
+/* The pending exception as one object (new reference), cleared; NULL when
+ * none is pending. */
+PyObject *strided_py_take_exception(void);
+
 /* When the pending exception is an AttributeError (an object lacks a
  * protocol's attribute), replace it with TypeError(format % ...) whose
  * __cause__ is the AttributeError; any other exception is left as it is.

@@ -55,10 +55,6 @@ static void restore_error(saved_error *e)
     PyErr_SetRaisedException(e->exc);
 }
 
-static PyObject *take_exception(void)
-{
-    return PyErr_GetRaisedException();
-}
 #else
 typedef struct {
     PyObject *type, *value, *tb;
@@ -74,18 +70,6 @@ static void restore_error(saved_error *e)
     PyErr_Restore(e->type, e->value, e->tb);
 }
 
-/* The raised exception as one object (new reference); clears it. */
-static PyObject *take_exception(void)
-{
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (tb != NULL && value != NULL)
-        PyException_SetTraceback(value, tb);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    return value;
-}
 #endif
 
 /* ---- Resources written in Python ---------------------------------------- */
@@ -131,7 +115,7 @@ static void wrapper_deallocate(void *self, void *ptr, size_t size, void *stream)
     Py_XDECREF(size_obj);
     Py_XDECREF(stream_obj);
     if (result == NULL) {
-        PyObject *exc = take_exception();
+        PyObject *exc = strided_py_take_exception();
         char address[32];
         snprintf(address, sizeof address, "0x%llx", (unsigned long long)(uintptr_t)ptr);
         if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
@@ -693,7 +677,7 @@ static strided_status allocating_allocate(void *self, size_t size, void *stream,
         status = STRIDED_OK;
     } else {
         Py_XDECREF(buffer);
-        PyObject *exc = take_exception();
+        PyObject *exc = strided_py_take_exception();
         strided_set_last_error(status, "copy", "allocator.allocate(%zu) failed", size);
         if (a->error == NULL)
             a->error = exc;

@@ -97,6 +97,19 @@ static ViewObject *joined(ViewObject *self, PyObject *hold)
     return self;
 }
 
+/* self (not NULL) joined to hold, a new hold made for it (taken); NULL,
+ * with self dropped, when making the hold failed. */
+static PyObject *joined_new(ViewObject *self, PyObject *hold)
+{
+    if (hold == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    joined(self, hold);
+    Py_DECREF(hold);
+    return (PyObject *)self;
+}
+
 /* Raise a failed import as BufferError (the producer's tensor was
  * unusable), keeping MemoryError for allocation failures. */
 static PyObject *raise_import(strided_status status)
@@ -375,14 +388,7 @@ static PyObject *exporter_view_new(strided_view *v, PyObject *obj, PyObject *dty
     ViewObject *self = view_new(v, obj, NULL, NULL, dtype, device_id, device_accessible);
     if (self == NULL)
         return NULL;
-    PyObject *hold = strided_py_hold_new(self->view.buffer, obj);
-    if (hold == NULL) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    joined(self, hold);
-    Py_DECREF(hold);
-    return (PyObject *)self;
+    return joined_new(self, strided_py_hold_new(self->view.buffer, obj));
 }
 
 /* from_dlpack of a plain torch tensor, read through its accessors
@@ -517,14 +523,7 @@ static PyObject *view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize
     PyObject *inner = Py_IS_TYPE(obj, &ViewType) ? ((ViewObject *)obj)->hold : NULL;
     if (self == NULL || inner == NULL)
         return (PyObject *)self;
-    PyObject *hold = strided_py_hold_new_chained(self->view.buffer, inner);
-    if (hold == NULL) {
-        Py_DECREF(self);
-        return NULL;
-    }
-    joined(self, hold);
-    Py_DECREF(hold);
-    return (PyObject *)self;
+    return joined_new(self, strided_py_hold_new_chained(self->view.buffer, inner));
 }
 
 /* ---- Array interfaces -------------------------------------------------- */
