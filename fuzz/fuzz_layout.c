@@ -229,14 +229,14 @@ static void check_queries(const strided_layout *l, bool from_dense, const char *
         int64_t n = fuzz_enumerate(l, seq_in);
         bool c_seq = true;
         for (int64_t k = 0; k < n; k++)
-            c_seq = c_seq && seq_in[k] == l->slice_offset + k;
+            c_seq = c_seq && seq_in[k] == (fuzz_i128)l->slice_offset + k;
         FUZZ_REQUIRE(c_seq == c, "is_contiguous_c %d, but the C-order offsets %s: %s", c,
                      c_seq ? "are consecutive" : "are not consecutive", s);
         qsort(seq_in, (size_t)n, sizeof seq_in[0], fuzz_cmp_i64);
         bool distinct = true, packed = seq_in[0] == l->slice_offset;
         for (int64_t k = 1; k < n; k++) {
             distinct = distinct && seq_in[k] != seq_in[k - 1];
-            packed = packed && seq_in[k] == seq_in[k - 1] + 1;
+            packed = packed && seq_in[k] == (fuzz_i128)seq_in[k - 1] + 1;
         }
         FUZZ_REQUIRE(any == packed, "is_contiguous_any %d, but the offsets %s a run from "
                      "the slice offset: %s", any, packed ? "are" : "are not", s);
