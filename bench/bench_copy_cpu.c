@@ -54,7 +54,7 @@
 #endif
 
 #include "bench_clock.h"
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 
 #define MAX_REPEATS 101
 #define MAX_DIMS 3

@@ -62,7 +62,7 @@
 #endif
 
 #include "bench_clock.h"
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 #include "cuda/driver.h"
 #include "strided.h"
 

@@ -1,6 +1,6 @@
 # The CUDA copy kernels (included from the top-level CMakeLists.txt).
 #
-# src/cuda/copy_kernels.cu is compiled by nvcc into a fatbin - machine code
+# src/copy/kernels.cu is compiled by nvcc into a fatbin - machine code
 # for each of STRIDED_CUDA_ARCHITECTURES and PTX for the newest of them, so
 # that later GPUs compile it at load time - and embedded in libstrided as a
 # byte array (cmake/embed_binary.cmake). CMake's CUDA language support is not
@@ -9,7 +9,7 @@
 # copies report STRIDED_ERR_UNSUPPORTED, and configuring says so.
 #
 # Sets strided_kernel_sources (the generated C file, or nothing) and defines
-# STRIDED_HAVE_KERNELS on src/cuda/copy_cuda.c when the kernels are built.
+# STRIDED_HAVE_KERNELS on src/copy/launch.c when the kernels are built.
 
 # nvcc from PATH, $CUDA_HOME, $CUDA_PATH or the default toolkit location;
 # -DSTRIDED_NVCC=/path/to/nvcc names another.
@@ -61,20 +61,20 @@ if(STRIDED_BUILD_KERNELS)
   add_custom_command(OUTPUT ${strided_fatbin}
     COMMAND ${STRIDED_NVCC} ${nvcc_flags} ${gencode} ${extra_flags}
             -I${PROJECT_SOURCE_DIR}/src
-            -o ${strided_fatbin} ${PROJECT_SOURCE_DIR}/src/cuda/copy_kernels.cu
-    DEPENDS ${PROJECT_SOURCE_DIR}/src/cuda/copy_kernels.cu
-            ${PROJECT_SOURCE_DIR}/src/cuda/copy_kernels.h
+            -o ${strided_fatbin} ${PROJECT_SOURCE_DIR}/src/copy/kernels.cu
+    DEPENDS ${PROJECT_SOURCE_DIR}/src/copy/kernels.cu
+            ${PROJECT_SOURCE_DIR}/src/copy/kernels.h
     COMMENT "nvcc: CUDA copy kernels for ${STRIDED_CUDA_ARCHITECTURES}"
     VERBATIM)
   add_custom_command(OUTPUT ${strided_fatbin_c}
     COMMAND ${CMAKE_COMMAND} -DINPUT=${strided_fatbin} -DOUTPUT=${strided_fatbin_c}
-            -DNAME=strided__copy_fatbin -DHEADER=cuda/copy_kernels.h
+            -DNAME=strided__copy_fatbin -DHEADER=copy/kernels.h
             -P ${PROJECT_SOURCE_DIR}/cmake/embed_binary.cmake
     DEPENDS ${strided_fatbin} ${PROJECT_SOURCE_DIR}/cmake/embed_binary.cmake
     COMMENT "Embedding the CUDA copy kernels"
     VERBATIM)
   set(strided_kernel_sources ${strided_fatbin_c})
-  set_source_files_properties(src/cuda/copy_cuda.c PROPERTIES
+  set_source_files_properties(src/copy/launch.c PROPERTIES
     COMPILE_DEFINITIONS STRIDED_HAVE_KERNELS)
   message(STATUS "strided: CUDA copy kernels: nvcc ${nvcc_version} (${STRIDED_NVCC}), "
                  "sm ${STRIDED_CUDA_ARCHITECTURES} + PTX ${newest}")

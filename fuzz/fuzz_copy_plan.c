@@ -19,7 +19,7 @@
  * source broadcast, element for element); the cache answers what the
  * planner answers, field for field and message for message.
  */
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
 

@@ -4,6 +4,7 @@
  * strided describes, owns, views and moves n-dimensional strided data in host
  * and CUDA memory. Each module has one header under strided/, which is the
  * authoritative documentation of its functions:
+ *   strided/api.h       the version and the export macro
  *   strided/status.h    status codes and the thread-local error message
  *   strided/layout.h    the strided layout and its algebra
  *   strided/resource.h  memory resources: host, pinned, device, managed, yours
@@ -11,6 +12,7 @@
  *   strided/dlpack.h    the DLPack ABI, element types and devices
  *   strided/view.h      views: a buffer through a layout; DLPack import/export
  *   strided/stream.h    ordering work between CUDA streams
+ *   strided/copy.h      copies between any two views
  *
  * Pointers. A function that returns a strided_status checks every pointer
  * parameter it needs before it reads or writes anything: a NULL one fails
@@ -36,17 +38,5 @@
 #include "strided/status.h"
 #include "strided/stream.h"
 #include "strided/view.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* The version of the library that is running, "MAJOR.MINOR.PATCH"; compare
- * with STRIDED_VERSION_STRING, the version compiled against. */
-STRIDED_API const char *strided_version(void);
-
-#ifdef __cplusplus
-}
-#endif
 
 #endif

@@ -26,4 +26,16 @@
 #define STRIDED_API __attribute__((visibility("default")))
 #endif
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of the library that is running, "MAJOR.MINOR.PATCH"; compare
+ * with STRIDED_VERSION_STRING, the version compiled against. */
+STRIDED_API const char *strided_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif

@@ -1,5 +1,5 @@
 /*
- * driver.c: the CUDA driver, loaded at run time (see cuda/driver.h).
+ * cuda/driver.c: the CUDA driver, loaded at run time (see cuda/driver.h).
  *
  * The load runs once per process under pthread_once. Its outcome - the
  * resolved entry points, or a status with the reason it failed - is kept

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 
 #include "cuda/cuda_api.h"
-#include "internal.h"
+#include "base/base.h"
 
 /* The driver's entry points used by libstrided. */
 typedef struct strided__driver {

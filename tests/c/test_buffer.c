@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "cuda/driver.h"
-#include "internal.h"
+#include "memory/memory.h"
 #include "strided/buffer.h"
 #include "strided/resource.h"
 #include "test_cuda.h"

@@ -1,6 +1,6 @@
 /*
  * Tests of the host executor of copy plans, strided__copy_host_run
- * (src/copy_cpu.c), on plans written by hand, independently of the planner.
+ * (src/copy/host.c), on plans written by hand, independently of the planner.
  *
  * Every check gives the source random bytes and fills the destination's
  * whole footprint, plus guard bytes on both sides, with SENTINEL; runs the
@@ -41,13 +41,13 @@
 #define HAVE_MMAP 0
 #endif
 
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 #include "test_copy.h"
 
-/* Defined in src/copy_cpu.c for the tests: how many pieces of work ran the
+/* Defined in src/copy/host.c for the tests: how many pieces of work ran the
  * named specialised loop since the last reset (-1: no such name). */
 
-/* Whether src/copy_cpu.c has its vector loops: the same condition as
+/* Whether src/copy/host.c has its vector loops: the same condition as
  * there (the same compiler and target flags build both). */
 #if (defined(__GNUC__) || defined(__clang__)) &&                               \
     (defined(__SSE2__) || defined(__ARM_NEON) || defined(__aarch64__))

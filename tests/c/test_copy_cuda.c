@@ -1,5 +1,5 @@
 /*
- * test_copy_cuda.c: strided__copy_device_run (src/cuda/copy_cuda.c) against
+ * test_copy_cuda.c: strided__copy_device_run (src/copy/launch.c) against
  * the fake CUDA driver (DRIVER_FAKE) or with no driver (DRIVER_NONE), in a
  * library built with its CUDA kernels (STRIDED_HAVE_KERNELS) or without.
  *
@@ -20,7 +20,7 @@
 #include "test_cuda.h"
 #include "test_util.h"
 
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 #include "cuda/cuda_api.h"
 
 #define STREAM_A ((void *)0x1000)

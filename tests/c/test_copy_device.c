@@ -1,6 +1,6 @@
 /*
  * test_copy_device.c: copies between two views in device or managed memory
- * (strided__copy_between_devices, src/cuda/copy_device.c), through
+ * (strided__copy_between_devices, src/copy/device.c), through
  * strided_view_copy, against the fake CUDA driver (DRIVER_FAKE), or called
  * directly with no driver (DRIVER_NONE), in a library built with its CUDA
  * kernels (STRIDED_HAVE_KERNELS) or without.
@@ -28,7 +28,7 @@
 #include "test_cuda.h"
 #include "test_util.h"
 
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 #include "cuda/cuda_api.h"
 #include "strided/buffer.h"
 #include "strided/copy.h"

@@ -18,7 +18,7 @@
 
 #include "strided/copy.h"
 /* The cache is internal; this test's target does not see src/. */
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 
 #define OP "copy"
 

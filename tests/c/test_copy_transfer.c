@@ -1,7 +1,7 @@
 /*
  * test_copy_transfer.c: copies between host memory (pageable, pinned) and
- * device memory (strided__copy_transfer, src/cuda/copy_transfer.c, and its
- * staging, src/cuda/copy_staging.c), through strided_view_copy_ex, against
+ * device memory (strided__copy_transfer, src/copy/transfer.c, and its
+ * staging, src/copy/staging.c), through strided_view_copy_ex, against
  * the fake CUDA driver.
  *
  * The fake's memory is ordinary host memory and its copies move bytes when
@@ -30,7 +30,7 @@
 #include "test_cuda.h"
 #include "test_util.h"
 
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 #include "cuda/cuda_api.h"
 #include "strided.h"
 

@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "memory/memory.h"
 #include "strided/buffer.h"
 #include "strided/dlpack.h"
 #include "strided/resource.h"

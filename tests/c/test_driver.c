@@ -17,7 +17,7 @@
 #include <stdatomic.h>
 
 #include "cuda/driver.h"
-#include "internal.h"
+#include "base/base.h"
 #include "strided/buffer.h"
 #include "test_cuda.h"
 

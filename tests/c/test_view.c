@@ -12,7 +12,7 @@
 
 #include <stdlib.h>
 
-#include "internal.h"
+#include "base/base.h"
 #include "strided/buffer.h"
 #include "strided/dlpack.h"
 #include "strided/resource.h"

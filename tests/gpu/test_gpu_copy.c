@@ -1,6 +1,6 @@
 /*
  * GPU tests of the device copy executor (strided__copy_device_run,
- * src/cuda/copy_cuda.c) and its kernels (src/cuda/copy_kernels.cu) against
+ * src/copy/launch.c) and its kernels (src/copy/kernels.cu) against
  * the real CUDA driver.
  *
  * Every case is a plan made by hand - every kind, element sizes 1, 2, 4,
@@ -31,7 +31,7 @@
 
 #include <stdlib.h>
 
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 #include "strided.h"
 
 #define TEST_DEVICE 0

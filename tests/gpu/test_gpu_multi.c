@@ -1,6 +1,6 @@
 /*
  * GPU tests of copies between views in device memory (strided_view_copy,
- * src/cuda/copy_device.c) against the real CUDA driver: overlapping
+ * src/copy/device.c) against the real CUDA driver: overlapping
  * copies on one device, and copies between two devices.
  *
  * Every case names two views by layout (shape, strides and the offset of

@@ -1,7 +1,7 @@
 /*
  * GPU tests of copies between host memory (pageable, pinned) and device
- * memory (strided__copy_transfer, src/cuda/copy_transfer.c, and its
- * staging, src/cuda/copy_staging.c), through strided_view_copy_ex, against
+ * memory (strided__copy_transfer, src/copy/transfer.c, and its
+ * staging, src/copy/staging.c), through strided_view_copy_ex, against
  * the real CUDA driver.
  *
  * Each case copies one view into another, to the device and back, from
@@ -44,7 +44,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 #include "strided.h"
 
 #define TEST_DEVICE 0

@@ -1,6 +1,6 @@
 """StridedMemoryView.copy_from / copy_to between views in device memory that
 overlap, and between two GPUs (spec/buffer-view.md §5.3; robustness.md
-row 23; src/cuda/copy_device.c), with CuPy and PyTorch arrays, NumPy and
+row 23; src/copy/device.c), with CuPy and PyTorch arrays, NumPy and
 CuPy as the oracles.
 
 What is checked:

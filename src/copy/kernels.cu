@@ -1,5 +1,5 @@
 /*
- * copy_kernels.cu: the CUDA kernels of strided copies.
+ * copy/kernels.cu: the CUDA kernels of strided copies.
  *
  * Compiled ahead of time by nvcc into a fatbin that the library embeds and
  * loads through the driver (copy_cuda.c, which also says which plan goes to
@@ -49,7 +49,7 @@
  */
 #include <stdint.h>
 
-#include "cuda/copy_kernels.h"
+#include "copy/kernels.h"
 
 namespace {
 

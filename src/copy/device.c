@@ -1,5 +1,5 @@
 /*
- * copy_device.c: copies between two views in device or managed memory
+ * copy/device.c: copies between two views in device or managed memory
  * (strided__copy_between_devices, copy_internal.h), and the device
  * temporaries copies use (strided__copy_temp_alloc / _free).
  *
@@ -55,7 +55,7 @@
  * take the staged path. Read at every such copy; meant for tests and for
  * comparing the paths.
  */
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 
 #include <assert.h>
 #include <stdatomic.h>

@@ -1,10 +1,10 @@
 /*
- * text.c: snprintf-style text building for messages and layout formatting.
+ * base/text.c: snprintf-style text building for messages and layout formatting.
  */
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "base/base.h"
 
 void strided__text_append(strided__text *t, const char *fmt, ...)
 {

@@ -1,12 +1,11 @@
 /*
- * status.c: status names and the thread-local error message.
+ * base/status.c: status names and the thread-local error message.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
-#include "strided.h"
+#include "base/base.h"
 
 /* Long enough for a 64-dimensional layout printed twice. Messages that do
  * not fit are truncated, never overrun. */

@@ -1,16 +1,16 @@
 /*
- * copy.c: running copies (strided/copy.h). strided_copy_host plans, stages
+ * copy/copy.c: running copies (strided/copy.h). strided_copy_host plans, stages
  * overlapping copies through a temporary and hands the plan to the host
  * executor (copy_cpu.c); strided_view_copy picks the host or a device by
  * where the two views' memory is: host-accessible memory on both sides runs
  * here, host memory against device memory is a transfer
- * (cuda/copy_transfer.c), device or managed memory on both sides runs on
- * the devices (cuda/copy_device.c, kernels in cuda/copy_cuda.c).
+ * (copy/transfer.c), device or managed memory on both sides runs on
+ * the devices (copy/device.c, kernels in copy/launch.c).
  */
 #include <stdint.h>
 #include <string.h>
 
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 #include "cuda/driver.h"
 
 void strided__copy_footprint(const strided_layout *l, uintptr_t base, uintptr_t *lo,

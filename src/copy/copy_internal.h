@@ -1,6 +1,6 @@
 /*
- * copy_internal.h: what the copy modules share. copy_plan.c makes plans;
- * copy_cpu.c runs them on the host; cuda/copy_cuda.c runs them on a device.
+ * copy/copy_internal.h: what the copy modules share. copy_plan.c makes plans;
+ * copy_cpu.c runs them on the host; copy/launch.c runs them on a device.
  */
 #ifndef STRIDED_COPY_INTERNAL_H
 #define STRIDED_COPY_INTERNAL_H
@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "memory/memory.h"
 #include "strided/copy.h"
 
 /* Run plan p on the host. dst and src point at the plan's element 0 (the
@@ -144,7 +144,7 @@ strided_status strided__copy_temp_alloc(const strided__copy_job *job, size_t siz
  * an empty t is fine. Failures are not reported (nothing can be done). */
 void strided__copy_temp_free(strided__copy_temp *t);
 
-/* Both views in device or managed memory (cuda/copy_device.c), on one
+/* Both views in device or managed memory (copy/device.c), on one
  * device or two; queued on job->stream, which belongs to job->device (the
  * destination's device: managed memory counts as its device_id's).
  *   Overlap: when the two sides' bytes meet, the result is as if the
@@ -167,10 +167,10 @@ void strided__copy_temp_free(strided__copy_temp *t);
 strided_status strided__copy_between_devices(const strided__copy_job *job);
 
 /* One view in host memory (pageable or pinned), the other in device or
- * managed memory (cuda/copy_transfer.c). */
+ * managed memory (copy/transfer.c). */
 strided_status strided__copy_transfer(const strided__copy_job *job);
 
-/* Transfers through pinned staging (cuda/copy_staging.c).
+/* Transfers through pinned staging (copy/staging.c).
  *
  * Host memory that is not pinned (and host-side gathers and scatters of
  * any host memory) reaches a device through pinned staging buffers: two

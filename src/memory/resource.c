@@ -1,5 +1,5 @@
 /*
- * resource.c: memory resources, user-defined and built in.
+ * memory/resource.c: memory resources, user-defined and built in.
  *
  * A resource is a reference-counted box around an ops table, its self
  * pointer and its properties. The built-ins are ordinary users of that box:
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "cuda/driver.h"
-#include "internal.h"
+#include "memory/memory.h"
 #include "strided/resource.h"
 
 struct strided_memory_resource {

@@ -1,10 +1,10 @@
 /*
- * alloc.c: the library's allocator pair, with failure injection for tests.
+ * memory/alloc.c: the library's allocator pair, with failure injection for tests.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "memory/memory.h"
 
 /* Allocations left before the injected failure; negative: none armed. */
 static atomic_long countdown = -1;

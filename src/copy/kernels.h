@@ -1,5 +1,5 @@
 /*
- * cuda/copy_kernels.h: the arguments of the CUDA copy kernels (internal).
+ * copy/kernels.h: the arguments of the CUDA copy kernels (internal).
  *
  * copy_kernels.cu (compiled by nvcc into the embedded fatbin) and
  * copy_cuda.c (which launches it through the driver) both include this

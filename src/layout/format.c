@@ -1,7 +1,7 @@
 /*
- * layout_format.c: layouts as text, the one-line form and the offset grid.
+ * layout/format.c: layouts as text, the one-line form and the offset grid.
  */
-#include "internal.h"
+#include "base/base.h"
 #include "strided/layout.h"
 
 static void append_layout(strided__text *t, const strided_layout *l)

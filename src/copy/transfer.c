@@ -1,5 +1,5 @@
 /*
- * copy_transfer.c: copies between host memory (pageable or pinned) and
+ * copy/transfer.c: copies between host memory (pageable or pinned) and
  * device or managed memory (strided__copy_transfer, copy_internal.h).
  *
  * The path follows copy-performance.md §5's planning rules. PCIe is about
@@ -39,7 +39,7 @@
  *      scattered on the host ("pack").
  * A run between pinned memory and the device is one cuMemcpyAsync ("dma");
  * pageable memory always goes through pinned staging ("staged";
- * cuda/copy_staging.c), which also serves the host gathers and scatters.
+ * copy/staging.c), which also serves the host gathers and scatters.
  * Two-dimensional copies are used from pinned memory only: from pageable
  * memory they run at pageable speed, slower than packing.
  *
@@ -52,7 +52,7 @@
  * in place). Paths between pinned memory and the device with no host work
  * (dma, footprint, dense, 2d) stay fully asynchronous when not blocking.
  */
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 
 #include <assert.h>
 #include <string.h>

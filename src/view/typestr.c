@@ -1,5 +1,5 @@
 /*
- * typestr.c: the type strings of NumPy's array interface, and the one table
+ * view/typestr.c: the type strings of NumPy's array interface, and the one table
  * of element types strided accepts from them (strided/dlpack.h).
  *
  * Only plain data is accepted: elements whose bytes a copy may duplicate
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/base.h"
 #include "strided/dlpack.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

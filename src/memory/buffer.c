@@ -1,11 +1,11 @@
 /*
- * buffer.c: reference-counted memory and memory-kind discovery.
+ * memory/buffer.c: reference-counted memory and memory-kind discovery.
  */
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include "cuda/driver.h"
-#include "internal.h"
+#include "memory/memory.h"
 #include "strided/buffer.h"
 
 struct strided_buffer {

@@ -10,7 +10,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/base.h"
 #include "strided/layout.h"
 
 /* Big enough for "(shape):(strides)+offset" of a 64-dimensional layout. */

@@ -1,5 +1,5 @@
 /*
- * copy_plan.c: validating a copy and normalising its two layouts into a
+ * copy/plan.c: validating a copy and normalising its two layouts into a
  * plan (strided/copy.h), and the per-thread cache of plans that copies
  * plan through (strided__copy_plan_cached, at the end).
  *
@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 
 const char *strided_copy_kernel_name(strided_copy_kernel kernel)
 {

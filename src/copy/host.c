@@ -1,5 +1,5 @@
 /*
- * copy_cpu.c: runs a copy plan on the host.
+ * copy/host.c: runs a copy plan on the host.
  *
  * A plan arrives normalised (copy_plan.c): strides count elements, the
  * destination's strides are >= 0 and non-increasing, and the kernel kind
@@ -44,7 +44,7 @@
 #include <omp.h>
 #endif
 
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 
 #if defined(__GNUC__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))

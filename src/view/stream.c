@@ -1,11 +1,11 @@
 /*
- * stream.c: ordering work between CUDA streams with events, and the
+ * view/stream.c: ordering work between CUDA streams with events, and the
  * current device.
  */
 #include <stdint.h>
 
 #include "cuda/driver.h"
-#include "internal.h"
+#include "base/base.h"
 #include "strided/stream.h"
 
 /* The legacy default stream has two names. */

@@ -1,7 +1,7 @@
 /*
- * copy_cuda.c: running copy plans on a CUDA device (see copy_internal.h).
+ * copy/launch.c: running copy plans on a CUDA device (see copy_internal.h).
  *
- * The kernels (cuda/copy_kernels.cu) are compiled ahead of time into a
+ * The kernels (copy/kernels.cu) are compiled ahead of time into a
  * fatbin that the build embeds in the library (strided__copy_fatbin). The
  * first copy on a device loads it into that device's primary context with
  * cuModuleLoadData and looks every kernel up with cuModuleGetFunction, once,
@@ -12,7 +12,7 @@
  * A copy is one launch (or one cuMemcpyAsync). describe() turns the plan
  * into the launch: the kernel, the units it moves and the axes in those
  * units, innermost first; pack_args() writes them into the kernel's argument
- * struct (cuda/copy_kernels.h), passed by value. Each kind has its kernel:
+ * struct (copy/kernels.h), passed by value. Each kind has its kernel:
  *   CONTIGUOUS  contiguous_W: W-byte vectors (W the alignment the two
  *               addresses share, up to 16), bytes at both ends. When they
  *               share less than 4 bytes of alignment and the copy is large,
@@ -37,7 +37,7 @@
  * the launch fits in int32, else the 64-bit ones; few axes (at most 8) use
  * the small structs.
  */
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -45,7 +45,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cuda/copy_kernels.h"
+#include "copy/kernels.h"
 #include "cuda/driver.h"
 
 #define OP "copy"
@@ -166,7 +166,7 @@ typedef struct axis {
 } axis;
 
 /* A launch, before its arguments are packed. The fields follow the
- * argument structs (cuda/copy_kernels.h); work is what the grid is sized
+ * argument structs (copy/kernels.h); work is what the grid is sized
  * by: units (elementwise), vectors (contiguous), chunks or tiles, of which
  * a block handles per_block at a time. */
 typedef struct launch {
@@ -591,7 +591,7 @@ static uint32_t ceil_log2(uint64_t d)
     return d == 1 ? 0 : (uint32_t)(64 - __builtin_clzll(d - 1));
 }
 
-/* n / d by multiply-high (cuda/copy_kernels.h); d = 0: unused. */
+/* n / d by multiply-high (copy/kernels.h); d = 0: unused. */
 static strided_copy_div32 div32(int64_t d)
 {
     strided_copy_div32 v = {0, 0, 0};

@@ -1,5 +1,5 @@
 /*
- * copy_staging.c: pinned staging buffers, and the double-buffered
+ * copy/staging.c: pinned staging buffers, and the double-buffered
  * transfers through them between host arrays and their packed images in
  * device memory (strided__staged_to_device / _to_host, copy_internal.h).
  *
@@ -41,7 +41,7 @@
  * into the host array. A failure after DMAs were queued waits for the
  * stream before the buffers are given back.
  */
-#include "copy_internal.h"
+#include "copy/copy_internal.h"
 
 #include <assert.h>
 #include <ctype.h>

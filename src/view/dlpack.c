@@ -1,10 +1,10 @@
 /*
- * dlpack.c: DLPack element types (size, name, equality) and the export of
+ * view/dlpack.c: DLPack element types (size, name, equality) and the export of
  * views as DLPack managed tensors.
  */
 #include <stdint.h>
 
-#include "internal.h"
+#include "memory/memory.h"
 #include "strided/dlpack.h"
 #include "strided/view.h"
 

@@ -1,5 +1,5 @@
 /*
- * view.c: strided views (a buffer seen through a layout), their range
+ * view/view.c: strided views (a buffer seen through a layout), their range
  * validation, and DLPack import.
  *
  * Every view keeps the invariant of view.h: the bytes its elements occupy,
@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "base/base.h"
 #include "strided/dlpack.h"
 #include "strided/view.h"
 
