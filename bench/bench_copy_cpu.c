@@ -1,6 +1,6 @@
 /*
  * bench_copy_cpu: host strided copies against a parallel memcpy, rows C1-C4
- * of the performance spec (copy-performance.md §8).
+ * of the copy suite (bench/README.md lists the rows and their targets).
  *
  * Each case is a pair of layouts (a C-contiguous destination, a view of a
  * C-contiguous source), planned once by strided_copy_plan_make; the plan is
@@ -54,7 +54,7 @@
 #endif
 
 #include "bench_clock.h"
-#include "copy/copy_internal.h"
+#include "copy/host.h"
 
 #define MAX_REPEATS 101
 #define MAX_DIMS 3
@@ -294,7 +294,7 @@ static void usage(FILE *f, const char *argv0)
 static void help(const char *argv0)
 {
     usage(stdout, argv0);
-    printf("Host strided copies (rows C1-C4 of the performance spec) against a memcpy of\n"
+    printf("Host strided copies (rows C1-C4 of the copy suite) against a memcpy of\n"
            "the same bytes, on 1 thread and on all threads; GB/s = (read + written) / time.\n"
            "  --repeat N       timed runs per measurement, the median is reported (5..%d;\n"
            "                   default 7)\n"

@@ -1,7 +1,7 @@
 /*
  * bench_copy_overhead: the host time of a copy call, in nanoseconds: rows
- * O2, Z1 and Z2 of the performance spec (copy-performance.md sections 7 and
- * 8).
+ * O2, Z1 and Z2 of the copy suite (bench/README.md lists the rows and their
+ * targets).
  *
  *   P*   planning: strided_copy_plan_make (the public planner, uncached) on
  *        layout pairs of 2, 3, 8 and 24 axes (transpose, rows, gather: the
@@ -62,7 +62,8 @@
 #endif
 
 #include "bench_clock.h"
-#include "copy/copy_internal.h"
+#include "copy/launch.h"
+#include "copy/plan.h"
 #include "cuda/driver.h"
 #include "strided.h"
 
@@ -82,8 +83,6 @@ static void die(const char *what)
     fprintf(stderr, "bench_copy_overhead: %s: %s\n", what, strided_last_error());
     exit(1);
 }
-
-/* ---- results ---- */
 
 struct row {
     char id[16];
@@ -138,8 +137,6 @@ static void print_row(const struct row *r)
     fflush(stdout);
 }
 
-/* ---- timing ---- */
-
 /* Runs n calls of an operation on ctx. */
 typedef void (*loop_fn)(void *ctx, long n);
 
@@ -168,8 +165,6 @@ static void measure(struct row *r, loop_fn loop, void *ctx)
     r->ns_min = 1e9 * t[0];
     r->calls = n;
 }
-
-/* ---- planning ---- */
 
 struct pair {
     strided_layout dst, src;
@@ -296,8 +291,6 @@ static void planning_rows(void)
     }
 }
 
-/* ---- host copies ---- */
-
 struct host_copy {
     strided_layout dst_layout, src_layout;
     float *dst, *src;
@@ -412,8 +405,6 @@ static void host_rows(void)
     }
     strided_memory_resource_release(mr);
 }
-
-/* ---- device copies ---- */
 
 static char no_device[256];
 /* STRIDED_CUDA_DRIVER names another driver than libcuda.so.1: the test
@@ -707,8 +698,6 @@ static void device_rows(void)
     strided_memory_resource_release(dev);
     strided_memory_resource_release(host);
 }
-
-/* ---- output ---- */
 
 static int write_json(const char *path)
 {

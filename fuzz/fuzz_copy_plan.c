@@ -1,6 +1,6 @@
 /*
  * fuzz_copy_plan.c: the copy planner (strided_copy_plan_make) and the
- * per-thread plan cache (strided__copy_plan_cached, src/copy_internal.h).
+ * per-thread plan cache (strided__copy_plan_cached, src/copy/plan.h).
  *
  * An input is a few (dst, src) pairs of small layouts: src has dst's
  * shape, a shape that broadcasts to it, or any shape; either may have
@@ -19,7 +19,8 @@
  * source broadcast, element for element); the cache answers what the
  * planner answers, field for field and message for message.
  */
-#include "copy/copy_internal.h"
+#include "copy/plan.h"
+#include "copy/testing.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
 

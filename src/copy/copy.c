@@ -1,20 +1,28 @@
 /*
  * copy/copy.c: running copies (strided/copy.h). strided_copy_host plans, stages
  * overlapping copies through a temporary and hands the plan to the host
- * executor (copy_cpu.c); strided_view_copy picks the host or a device by
+ * executor (copy/host.c); strided_view_copy picks the host or a device by
  * where the two views' memory is: host-accessible memory on both sides runs
  * here, host memory against device memory is a transfer
  * (copy/transfer.c), device or managed memory on both sides runs on
- * the devices (copy/device.c, kernels in copy/launch.c).
+ * the devices (copy/device.c, kernel launches in copy/launch.c).
  */
 #include <stdint.h>
 #include <string.h>
 
-#include "copy/copy_internal.h"
+#include "base/base.h"
+#include "copy/device.h"
+#include "copy/host.h"
+#include "copy/launch.h"
+#include "copy/plan.h"
+#include "copy/transfer.h"
 #include "cuda/driver.h"
+#include "memory/memory.h"
 
-void strided__copy_footprint(const strided_layout *l, uintptr_t base, uintptr_t *lo,
-                             uintptr_t *hi)
+/* The bytes [lo, hi) a layout's elements occupy around element 0 at
+ * address base (unsigned arithmetic: wraps instead of overflowing for
+ * layouts no memory holds). Assumes: the layout's volume is positive. */
+static void footprint(const strided_layout *l, uintptr_t base, uintptr_t *lo, uintptr_t *hi)
 {
     int64_t mn = 0, mx = -1;
     strided_layout_offset_bounds(l, &mn, &mx);
@@ -33,64 +41,6 @@ static void run_plan(const strided_copy_plan *p, void *dst, const void *src, int
     strided__copy_host_run(p, d, s, nthreads);
 }
 
-/* Whether memory of this kind serves as a temporary of a copy on the host
- * (device < 0) or on device; names what is wrong in *why otherwise. */
-static bool temp_reachable(const strided_memory_info *info, int device, const char **why)
-{
-    if (device < 0) {
-        *why = "memory the host cannot reach";
-        return info->host_accessible;
-    }
-    *why = "memory the device cannot reach";
-    if (!info->device_accessible)
-        return false;
-    /* Another device's memory is not reachable without peer access, which
-     * copies enable only for their own two views. */
-    *why = "memory of another device";
-    return info->kind != STRIDED_MEMORY_DEVICE || info->device_id == device;
-}
-
-strided_status strided__copy_temp_buffer(strided_memory_resource *mr, size_t size, void *stream,
-                                         int device, strided_buffer **out)
-{
-    const char *role = device < 0 ? "host" : "device";
-    strided_status status = strided_buffer_alloc(mr, size, stream, out);
-    if (status != STRIDED_OK) {
-        *out = NULL;
-        return status;
-    }
-    /* A built-in resource's memory is what its properties say; a user's
-     * resource only claims so, and a copy that believed a wrong claim would
-     * run a kernel on host memory or write device memory from the host. So
-     * its memory is asked about. */
-    strided_memory_info info = strided_buffer_memory_info(*out);
-    if (!strided__resource_is_builtin(mr) && size > 0) {
-        status = strided_memory_info_query(strided_buffer_ptr(*out), &info);
-        if (status != STRIDED_OK) {
-            strided_buffer_release(*out);
-            *out = NULL;
-            return status;
-        }
-    }
-    const char *why = NULL;
-    if (size == 0 || temp_reachable(&info, device, &why))
-        return STRIDED_OK;
-    static const char *const kinds[] = {"host", "pinned", "device", "managed"};
-    const char *kind = (unsigned)info.kind < 4 ? kinds[info.kind] : "unknown";
-    void *ptr = strided_buffer_ptr(*out);
-    strided_buffer_release(*out);
-    *out = NULL;
-    if (device < 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "copy",
-                             "the %s allocator gave %s (%s memory at %p, for a %zu-byte "
-                             "temporary on the host); nothing was written",
-                             role, why, kind, ptr, size);
-    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "copy",
-                         "the %s allocator gave %s (%s memory of device %d at %p, for a "
-                         "%zu-byte temporary on device %d); nothing was written",
-                         role, why, kind, info.device_id, ptr, size, device);
-}
-
 /* strided_copy_host with the layouts' plan made already (volume > 0). An
  * overlapping copy's temporary comes from mr when given (on stream), else
  * from the heap. */
@@ -106,8 +56,8 @@ static strided_status copy_host_planned(const strided_copy_plan *plan, void *dst
                              "elements",
                              (long long)plan->volume);
     uintptr_t dlo, dhi, slo, shi;
-    strided__copy_footprint(dst_layout, (uintptr_t)dst, &dlo, &dhi);
-    strided__copy_footprint(src_layout, (uintptr_t)src, &slo, &shi);
+    footprint(dst_layout, (uintptr_t)dst, &dlo, &dhi);
+    footprint(src_layout, (uintptr_t)src, &slo, &shi);
     if (dlo >= shi || slo >= dhi) {
         run_plan(plan, dst, src, nthreads);
         return STRIDED_OK;
@@ -130,7 +80,7 @@ static strided_status copy_host_planned(const strided_copy_plan *plan, void *dst
     strided_buffer *buffer = NULL;
     void *tmp;
     if (mr != NULL) {
-        status = strided__copy_temp_buffer(mr, (size_t)bytes, stream, -1, &buffer);
+        status = strided__buffer_alloc_temporary(mr, (size_t)bytes, stream, -1, &buffer);
         if (status != STRIDED_OK)
             return status;
         tmp = strided_buffer_ptr(buffer);

@@ -1,7 +1,8 @@
 /*
  * copy/device.c: copies between two views in device or managed memory
- * (strided__copy_between_devices, copy_internal.h), and the device
- * temporaries copies use (strided__copy_temp_alloc / _free).
+ * (strided__copy_between_devices, copy/device.h). The kernels run through
+ * the device executor, and the temporaries come from it too
+ * (copy/launch.c).
  *
  * Which memory a side is on: a view's device is its memory's device_id
  * (managed memory counts as the device it was allocated on). The caller's
@@ -55,13 +56,16 @@
  * take the staged path. Read at every such copy; meant for tests and for
  * comparing the paths.
  */
-#include "copy/copy_internal.h"
+#include "copy/device.h"
 
 #include <assert.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
+#include "copy/launch.h"
+#include "copy/plan.h"
 #include "cuda/driver.h"
 
 #define OP "copy"
@@ -72,57 +76,6 @@ enum {
     ERROR_TOO_MANY_PEERS = 711           /* CUDA_ERROR_TOO_MANY_PEERS */
 };
 
-strided_status strided__copy_temp_alloc(const strided__copy_job *job, size_t size,
-                                        strided__copy_temp *out)
-{
-    *out = (strided__copy_temp){0, size, NULL, job->stream};
-    if (job->device_mr != NULL) {
-        strided_status status = strided__copy_temp_buffer(job->device_mr, size, job->stream,
-                                                          job->device, &out->buffer);
-        if (status == STRIDED_OK)
-            out->ptr = strided_buffer_memory_info(out->buffer).device_address;
-        return status;
-    }
-    const strided__driver *cu;
-    strided_status status = strided__cuda(OP, &cu);
-    CUdevice dev = 0;
-    CUmemoryPool pool = NULL;
-    CUdeviceptr p = 0;
-    if (status == STRIDED_OK)
-        status = STRIDED_CUDA_CHECK(OP, cu->cuDeviceGet(&dev, job->device));
-    if (status == STRIDED_OK)
-        status = STRIDED_CUDA_CHECK(OP, cu->cuDeviceGetMemPool(&pool, dev));
-    if (status == STRIDED_OK) {
-        CUresult r = cu->cuMemAllocFromPoolAsync(&p, size, pool, (CUstream)job->stream);
-        if (r == CUDA_ERROR_OUT_OF_MEMORY) {
-            status = strided__fail(STRIDED_ERR_OUT_OF_MEMORY, OP,
-                                   "cannot allocate a temporary of %zu bytes on device %d: "
-                                   "cuMemAllocFromPoolAsync failed: CUDA_ERROR_OUT_OF_MEMORY",
-                                   size, job->device);
-            strided__set_last_cuda_error(r);
-        } else {
-            status = strided__cuda_check(OP, "cuMemAllocFromPoolAsync", r);
-        }
-    }
-    if (status == STRIDED_OK)
-        out->ptr = (uintptr_t)p;
-    return status;
-}
-
-void strided__copy_temp_free(strided__copy_temp *t)
-{
-    if (t->buffer != NULL) {
-        strided_buffer_set_deallocation_stream(t->buffer, t->stream);
-        strided_buffer_release(t->buffer);
-    } else if (t->ptr != 0) {
-        const strided__driver *cu = strided__cuda_quiet();
-        if (cu != NULL)
-            (void)cu->cuMemFreeAsync((CUdeviceptr)t->ptr, (CUstream)t->stream);
-    }
-    t->ptr = 0;
-    t->buffer = NULL;
-}
-
 /* ---- layouts and sizes (no driver calls) ---- */
 
 /* The address of the element offset elements of itemsize bytes from
@@ -130,13 +83,6 @@ void strided__copy_temp_free(strided__copy_temp *t)
 static uintptr_t at(uintptr_t element0, int64_t offset, int itemsize)
 {
     return element0 + (uintptr_t)offset * (uintptr_t)itemsize;
-}
-
-strided_status strided__copy_device_run_from(const strided_copy_plan *q, uintptr_t dst0,
-                                             uintptr_t src0, void *stream, int device)
-{
-    return strided__copy_device_run(q, at(dst0, q->dst_offset, q->itemsize),
-                                    at(src0, q->src_offset, q->itemsize), stream, device);
 }
 
 static strided_status too_large(void)

@@ -1,7 +1,7 @@
 /*
  * copy/host.c: runs a copy plan on the host.
  *
- * A plan arrives normalised (copy_plan.c): strides count elements, the
+ * A plan arrives normalised (copy/plan.c): strides count elements, the
  * destination's strides are >= 0 and non-increasing, and the kernel kind
  * says what the innermost axes look like. Each kind becomes a loop nest plus
  * a body:
@@ -44,7 +44,8 @@
 #include <omp.h>
 #endif
 
-#include "copy/copy_internal.h"
+#include "copy/host.h"
+#include "copy/testing.h"
 
 #if defined(__GNUC__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
@@ -61,7 +62,8 @@
  * tile ahead (64 rows) is too far: when the rows' stride is a multiple of
  * 4 KiB, the prefetched lines share a few cache sets and are evicted
  * before they are used. On one thread, 8 rows ahead took the 8192^2 and
- * 400^3 fp32 transposes (C1, C2) 5-13% above prefetching the next tile. */
+ * 400^3 fp32 transposes of bench_copy_cpu (C1, C2) 5-13% above
+ * prefetching the next tile. */
 #define PREFETCH_ROWS 8
 
 /* Vectorise the loop that follows: its iterations write distinct elements

@@ -2,8 +2,8 @@
  * copy/kernels.cu: the CUDA kernels of strided copies.
  *
  * Compiled ahead of time by nvcc into a fatbin that the library embeds and
- * loads through the driver (copy_cuda.c, which also says which plan goes to
- * which kernel). Every kernel takes one argument struct of copy_kernels.h
+ * loads through the driver (copy/launch.c, which also says which plan goes
+ * to which kernel). Every kernel takes one argument struct of copy/kernels.h
  * by value and has a C name, for cuModuleGetFunction:
  *
  *   contiguous_W          one run of bytes: W-byte vectors (W = 1..16),

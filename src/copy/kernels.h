@@ -1,8 +1,8 @@
 /*
  * copy/kernels.h: the arguments of the CUDA copy kernels (internal).
  *
- * copy_kernels.cu (compiled by nvcc into the embedded fatbin) and
- * copy_cuda.c (which launches it through the driver) both include this
+ * copy/kernels.cu (compiled by nvcc into the embedded fatbin) and
+ * copy/launch.c (which launches it through the driver) both include this
  * header, so the two sides agree on every byte a launch passes. It is plain
  * C; nvcc reads it as C++.
  *
@@ -150,7 +150,7 @@ static inline void strided_copy_thin_tile(uint64_t n_a, uint64_t n_b, uint32_t s
     }
 }
 
-/* The embedded fatbin (generated from copy_kernels.cu at build time). */
+/* The embedded fatbin (generated from copy/kernels.cu at build time). */
 extern const unsigned char strided__copy_fatbin[];
 extern const size_t strided__copy_fatbin_size;
 

@@ -1,5 +1,6 @@
 /*
- * copy/launch.c: running copy plans on a CUDA device (see copy_internal.h).
+ * copy/launch.c: running copy plans on a CUDA device, and the device
+ * temporaries of copies (copy/launch.h).
  *
  * The kernels (copy/kernels.cu) are compiled ahead of time into a
  * fatbin that the build embeds in the library (strided__copy_fatbin). The
@@ -36,8 +37,14 @@
  * Index width: the 32-bit argument structs when every index and offset of
  * the launch fits in int32, else the 64-bit ones; few axes (at most 8) use
  * the small structs.
+ *
+ * Temporaries (strided__copy_temp_alloc / _free, at the end, built with
+ * or without the kernels) are the device memory that the paths staging a
+ * copy on a device use (copy/device.c, copy/transfer.c): from the copy's
+ * device resource when it was given one, else from the device's current
+ * memory pool, allocated and freed in stream order on the copy's stream.
  */
-#include "copy/copy_internal.h"
+#include "copy/launch.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -45,8 +52,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "copy/kernels.h"
 #include "cuda/driver.h"
+#include "memory/memory.h"
 
 #define OP "copy"
 
@@ -109,7 +118,7 @@ enum {
         "strided_copy_gather_" w "_i64_d8", "strided_copy_gather_" w "_i64_d64"
 #define WIDTHS(name) name "_i32", name "_i64"
 
-/* The names copy_kernels.cu gives its kernels. */
+/* The names copy/kernels.cu gives its kernels. */
 static const char *const kernel_names[] = {
     UNITS("strided_copy_contiguous_", ""),
     UNITS("strided_copy_rows_", ""),
@@ -802,3 +811,64 @@ strided_status strided__copy_device_run(const strided_copy_plan *p,
 }
 
 #endif
+
+strided_status strided__copy_device_run_from(const strided_copy_plan *q, uintptr_t dst0,
+                                             uintptr_t src0, void *stream, int device)
+{
+    /* Unsigned arithmetic: negative offsets wrap back. */
+    uintptr_t isz = (uintptr_t)q->itemsize;
+    return strided__copy_device_run(q, dst0 + (uintptr_t)q->dst_offset * isz,
+                                    src0 + (uintptr_t)q->src_offset * isz, stream, device);
+}
+
+strided_status strided__copy_temp_alloc(const strided__copy_job *job, size_t size,
+                                        strided__copy_temp *out)
+{
+    *out = (strided__copy_temp){0, size, NULL, job->stream};
+    if (job->device_mr != NULL) {
+        strided_status status = strided__buffer_alloc_temporary(job->device_mr, size,
+                                                                job->stream, job->device,
+                                                                &out->buffer);
+        if (status == STRIDED_OK)
+            out->ptr = strided_buffer_memory_info(out->buffer).device_address;
+        return status;
+    }
+    const strided__driver *cu;
+    strided_status status = strided__cuda(OP, &cu);
+    CUdevice dev = 0;
+    CUmemoryPool pool = NULL;
+    CUdeviceptr p = 0;
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(OP, cu->cuDeviceGet(&dev, job->device));
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(OP, cu->cuDeviceGetMemPool(&pool, dev));
+    if (status == STRIDED_OK) {
+        CUresult r = cu->cuMemAllocFromPoolAsync(&p, size, pool, (CUstream)job->stream);
+        if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+            status = strided__fail(STRIDED_ERR_OUT_OF_MEMORY, OP,
+                                   "cannot allocate a temporary of %zu bytes on device %d: "
+                                   "cuMemAllocFromPoolAsync failed: CUDA_ERROR_OUT_OF_MEMORY",
+                                   size, job->device);
+            strided__set_last_cuda_error(r);
+        } else {
+            status = strided__cuda_check(OP, "cuMemAllocFromPoolAsync", r);
+        }
+    }
+    if (status == STRIDED_OK)
+        out->ptr = (uintptr_t)p;
+    return status;
+}
+
+void strided__copy_temp_free(strided__copy_temp *t)
+{
+    if (t->buffer != NULL) {
+        strided_buffer_set_deallocation_stream(t->buffer, t->stream);
+        strided_buffer_release(t->buffer);
+    } else if (t->ptr != 0) {
+        const strided__driver *cu = strided__cuda_quiet();
+        if (cu != NULL)
+            (void)cu->cuMemFreeAsync((CUdeviceptr)t->ptr, (CUstream)t->stream);
+    }
+    t->ptr = 0;
+    t->buffer = NULL;
+}

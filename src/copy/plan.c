@@ -12,11 +12,15 @@
  * extents and strides here is bounded by a layout's offset range, which the
  * layouts' construction keeps inside int64; the merges check anyway.
  */
+#include "copy/plan.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "copy/copy_internal.h"
+#include "base/base.h"
+#include "copy/testing.h"
+#include "memory/memory.h"
 
 const char *strided_copy_kernel_name(strided_copy_kernel kernel)
 {

@@ -1,7 +1,7 @@
 /*
  * copy/staging.c: pinned staging buffers, and the double-buffered
  * transfers through them between host arrays and their packed images in
- * device memory (strided__staged_to_device / _to_host, copy_internal.h).
+ * device memory (strided__staged_to_device / _to_host, copy/staging.h).
  *
  * The pool. A copy stages through two buffers of one chunk each (a "set",
  * one cuMemHostAlloc of two chunks, PORTABLE so that every device's DMA
@@ -17,10 +17,12 @@
  * buffers from it instead, of the size the copy needs, given back at the
  * end.
  *
- * The chunk size is STRIDED__STAGING_CHUNK_BYTES (32 MiB: 2 x 32 MiB
- * reached 47.5 GB/s from pageable memory on an H200, 2 x 8 MiB and
- * 2 x 128 MiB much less, copy-performance.md §5), or the environment
- * variable STRIDED_STAGING_CHUNK_BYTES, read when the pool is first used.
+ * The chunk size is STRIDED__STAGING_CHUNK_BYTES (32 MiB: with 2 x 32 MiB,
+ * copies from pageable memory on an H200 reached 47.5 GB/s, against 6.5 to
+ * 7.5 GB/s for a plain pageable copy; the same double buffering with
+ * 2 x 128 MiB gave 30.5 GB/s and with 2 x 8 MiB 6.1 GB/s), or the
+ * environment variable STRIDED_STAGING_CHUNK_BYTES, read when the pool is
+ * first used.
  *
  * Pieces. A host array travels in pieces of at most one chunk: a range of
  * indices of one axis k with every index of the axes after it, at one
@@ -41,7 +43,7 @@
  * into the host array. A failure after DMAs were queued waits for the
  * stream before the buffers are given back.
  */
-#include "copy/copy_internal.h"
+#include "copy/staging.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -49,7 +51,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "base/base.h"
+#include "copy/host.h"
+#include "copy/launch.h"
+#include "copy/testing.h"
 #include "cuda/driver.h"
+#include "memory/memory.h"
 
 #define OP "copy"
 
@@ -173,8 +180,8 @@ static strided_status acquire(const strided__copy_job *job, const strided__drive
     *out = (staging){{NULL, NULL}, NULL, NULL, NULL};
     size_t bytes = piece * (size_t)nbuf;
     if (job->host_mr != NULL) {
-        strided_status status = strided__copy_temp_buffer(job->host_mr, bytes, job->stream, -1,
-                                                          &out->buffer);
+        strided_status status = strided__buffer_alloc_temporary(job->host_mr, bytes, job->stream,
+                                                                -1, &out->buffer);
         if (status != STRIDED_OK)
             return status;
         char *base = strided_buffer_ptr(out->buffer);

@@ -1,12 +1,13 @@
 /*
  * copy/transfer.c: copies between host memory (pageable or pinned) and
- * device or managed memory (strided__copy_transfer, copy_internal.h).
+ * device or managed memory (strided__copy_transfer, copy/transfer.h).
  *
- * The path follows copy-performance.md §5's planning rules. PCIe is about
- * 70 times slower than device memory, so the bytes that cross it should
- * be as few and as long as possible, and the reordering is done on the
- * device; the host touches the elements only where the crossing would
- * otherwise carry mostly gaps.
+ * PCIe is about 70 times slower than device memory, so the bytes that
+ * cross it should be as few and as long as possible, and the reordering is
+ * done on the device; the host touches the elements only where the
+ * crossing would otherwise carry mostly gaps. A copy takes the path of
+ * the first of these rules that applies (the functions below name the
+ * rules by their numbers):
  *
  * To the device (the source in host memory):
  *   1. a contiguous plan: one run, straight into the destination;
@@ -52,11 +53,16 @@
  * in place). Paths between pinned memory and the device with no host work
  * (dma, footprint, dense, 2d) stay fully asynchronous when not blocking.
  */
-#include "copy/copy_internal.h"
+#include "copy/transfer.h"
 
 #include <assert.h>
 #include <string.h>
 
+#include "base/base.h"
+#include "copy/launch.h"
+#include "copy/plan.h"
+#include "copy/staging.h"
+#include "copy/testing.h"
 #include "cuda/driver.h"
 
 #define OP "copy"
@@ -117,9 +123,10 @@ static bool source_dense_enough(const strided_copy_plan *p, int64_t lo, int64_t 
 }
 
 /* Whether one 2-D copy of a pinned source's rows beats DMAing its whole
- * footprint (which carries the gaps too): by the H200's rates (§5: 2-D
- * copies of 512-byte, 4 KiB and 32 KiB rows at 26.5, 33.7 and 54.6 GB/s;
- * a contiguous run at 54.8 GB/s, of which held / footprint is payload).
+ * footprint (which carries the gaps too): by the rates measured on an
+ * H200 over PCIe Gen5 (2-D copies of 512-byte, 4 KiB and 32 KiB rows at
+ * 26.5, 33.7 and 54.6 GB/s; a contiguous run at 54.8 GB/s, of which
+ * held / footprint is payload).
  * [:, :8192] of 16384 x 16384 floats: 54.6 against 27.4 GB/s. */
 static bool rows_2d_wins(const strided_copy_plan *p, int64_t isz, int64_t lo, int64_t hi)
 {

@@ -77,7 +77,7 @@ strided_status strided_memory_info_query(const void *ptr, strided_memory_info *o
     uintptr_t address = (uintptr_t)ptr;
     info.pooled = pool != NULL;
     if (memory_type == 0) {
-        /* Unregistered host memory (D1): device-accessible only where the
+        /* Unregistered host memory: device-accessible only where the
          * device reads pageable memory. */
         info.device_accessible = pageable_access(cu);
         info.device_address = info.device_accessible ? address : 0;
@@ -88,7 +88,7 @@ strided_status strided_memory_info_query(const void *ptr, strided_memory_info *o
         info.device_id = ordinal;
         info.device_address = address;
     } else if (memory_type == CU_MEMORYTYPE_HOST) {
-        /* Page-locked host memory (D4): the device may reach it at another
+        /* Page-locked host memory: the device may reach it at another
          * address; pinned pools report 0, meaning the host address. */
         info.kind = STRIDED_MEMORY_PINNED;
         info.device_accessible = true;
@@ -183,6 +183,65 @@ strided_status strided_buffer_alloc(strided_memory_resource *mr, size_t size,
     atomic_store(&b->stream, stream);
     *out = b;
     return STRIDED_OK;
+}
+
+/* Whether memory of this kind serves as a temporary of a copy on the host
+ * (device < 0) or on device; names what is wrong in *why otherwise. */
+static bool reachable_for_copy(const strided_memory_info *info, int device, const char **why)
+{
+    if (device < 0) {
+        *why = "memory the host cannot reach";
+        return info->host_accessible;
+    }
+    *why = "memory the device cannot reach";
+    if (!info->device_accessible)
+        return false;
+    /* Another device's memory is not reachable without peer access, which
+     * copies enable only for their own two views. */
+    *why = "memory of another device";
+    return info->kind != STRIDED_MEMORY_DEVICE || info->device_id == device;
+}
+
+strided_status strided__buffer_alloc_temporary(strided_memory_resource *mr, size_t size,
+                                               void *stream, int device,
+                                               strided_buffer **out)
+{
+    const char *role = device < 0 ? "host" : "device";
+    strided_status status = strided_buffer_alloc(mr, size, stream, out);
+    if (status != STRIDED_OK) {
+        *out = NULL;
+        return status;
+    }
+    /* A built-in resource's memory is what its properties say; a user's
+     * resource only claims so, and a copy that believed a wrong claim would
+     * run a kernel on host memory or write device memory from the host. So
+     * its memory is asked about. */
+    strided_memory_info info = strided_buffer_memory_info(*out);
+    if (!strided__resource_is_builtin(mr) && size > 0) {
+        status = strided_memory_info_query(strided_buffer_ptr(*out), &info);
+        if (status != STRIDED_OK) {
+            strided_buffer_release(*out);
+            *out = NULL;
+            return status;
+        }
+    }
+    const char *why = NULL;
+    if (size == 0 || reachable_for_copy(&info, device, &why))
+        return STRIDED_OK;
+    static const char *const kinds[] = {"host", "pinned", "device", "managed"};
+    const char *kind = (unsigned)info.kind < 4 ? kinds[info.kind] : "unknown";
+    void *ptr = strided_buffer_ptr(*out);
+    strided_buffer_release(*out);
+    *out = NULL;
+    if (device < 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "copy",
+                             "the %s allocator gave %s (%s memory at %p, for a %zu-byte "
+                             "temporary on the host); nothing was written",
+                             role, why, kind, ptr, size);
+    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "copy",
+                         "the %s allocator gave %s (%s memory of device %d at %p, for a "
+                         "%zu-byte temporary on device %d); nothing was written",
+                         role, why, kind, info.device_id, ptr, size, device);
 }
 
 strided_status strided_buffer_wrap_known(void *ptr, size_t size,

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "base/base.h"
+#include "strided/buffer.h"
 #include "strided/resource.h"
 
 /* The library's one allocator pair: every allocation libstrided makes for
@@ -35,5 +36,20 @@ void strided__resource_deallocate(strided_memory_resource *mr, void *ptr,
 /* Whether mr is one of the built-in resources, whose memory is of the kind
  * its properties say; a user's resource only claims so. */
 bool strided__resource_is_builtin(const strided_memory_resource *mr);
+
+/* One temporary of a copy: a buffer of size bytes from resource mr on
+ * stream, for the host (device < 0) or for work on device (buffer.c).
+ * Beyond the checks of every allocation (strided/resource.h), the memory
+ * must be reachable from where the copy uses it: memory of a user's
+ * resource is classified by the driver, not taken at the resource's word.
+ * Otherwise STRIDED_ERR_INVALID_ARGUMENT, reported as a failure of the copy
+ * ("the host allocator gave memory the host cannot reach (...)", "the
+ * device allocator gave memory of another device (...)"), the buffer given
+ * back unused; and the errors of strided_buffer_alloc and
+ * strided_memory_info_query. *out holds one reference on success and is
+ * NULL on failure. */
+strided_status strided__buffer_alloc_temporary(strided_memory_resource *mr, size_t size,
+                                               void *stream, int device,
+                                               strided_buffer **out);
 
 #endif

@@ -16,8 +16,9 @@
  *     (CUDA_ERROR_INVALID_CONTEXT), and pinned and managed memory belong to
  *     the current context's device;
  *   - cuPointerGetAttributes answers from the range table the way the real
- *     driver does (buffer-view.md section 2.4), with the driver's defaults
- *     for unknown pointers and NULL, and success;
+ *     driver does (each attribute written at the size the driver writes
+ *     it), with the driver's defaults for unknown pointers and NULL
+ *     (memory type 0, device ordinal -2, no device pointer), and success;
  *   - the current context is per thread; each device has one primary
  *     context object for the life of the process;
  *   - cuModuleLoadData takes only a fatbin (by its magic number) and loads
@@ -51,6 +52,7 @@
 FAKE_EXPORT void fake_cuda_reset(int device_count, int pageable_memory_access,
                                  int memory_pools_supported);
 FAKE_EXPORT void fake_cuda_add_range(const fake_cuda_range *range);
+FAKE_EXPORT void fake_cuda_remove_range(uintptr_t begin);
 FAKE_EXPORT void fake_cuda_fail_next(const char *name, int result);
 FAKE_EXPORT void fake_cuda_fail_after(const char *name, long calls, int result);
 FAKE_EXPORT void fake_cuda_move_bytes(int on);
@@ -315,6 +317,20 @@ void fake_cuda_add_range(const fake_cuda_range *r)
 {
     pthread_mutex_lock(&lock);
     add(r, ADDED, NULL);
+    pthread_mutex_unlock(&lock);
+}
+
+void fake_cuda_remove_range(uintptr_t begin)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nranges; i++)
+        if (ranges[i].r.begin == begin && ranges[i].how == ADDED) {
+            /* Keep the order: the oldest range that holds an address
+             * answers for it. */
+            memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof *ranges);
+            nranges--;
+            break;
+        }
     pthread_mutex_unlock(&lock);
 }
 

@@ -9,9 +9,10 @@
  * same path (the handle is shared with libstrided's).
  *
  * The fake keeps a table of address ranges with the pointer attributes the
- * real driver reports for each memory kind (buffer-view.md §2.4), counts
- * calls per entry point, can make the next call of an entry point fail, and
- * tracks the current context per thread.
+ * real driver reports for each memory kind (memory type, managed flag,
+ * device ordinal, device pointer, memory pool), counts calls per entry
+ * point, can make the next call of an entry point fail, and tracks the
+ * current context per thread.
  */
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
@@ -36,6 +37,13 @@ typedef void (*fake_cuda_reset_fn)(int device_count, int pageable_memory_access,
                                    int memory_pools_supported);
 /* Add a range; allocations made through the fake add their own. */
 typedef void (*fake_cuda_add_range_fn)(const fake_cuda_range *range);
+/* Forget the added range that starts at begin, as the driver forgets
+ * memory once it is freed: a test that frees memory it added calls this
+ * first, or the allocator may hand the same addresses out again and the
+ * fake would still describe them as the old memory (the oldest range that
+ * holds an address answers for it). Nothing happens when no added range
+ * starts at begin. */
+typedef void (*fake_cuda_remove_range_fn)(uintptr_t begin);
 /* Make the next call of entry point name (e.g. "cuMemFreeAsync") return
  * result, once. */
 typedef void (*fake_cuda_fail_next_fn)(const char *name, int result);

@@ -41,7 +41,9 @@
 #define HAVE_MMAP 0
 #endif
 
-#include "copy/copy_internal.h"
+#include "base/base.h"
+#include "copy/host.h"
+#include "copy/testing.h"
 #include "test_copy.h"
 
 /* Defined in src/copy/host.c for the tests: how many pieces of work ran the
@@ -531,7 +533,8 @@ static void dense_in_order(int ndim, const int64_t *shape, const int *perm, cons
 static void test_ndim6(void **state)
 {
     (void)state;
-    /* The source of P7's permutation (5,0,4,1,3,2), small */
+    /* The source of the permutation (5,0,4,1,3,2) of bench_copy.py's row
+     * P7, small. */
     const int64_t shape[6] = {3, 2, 4, 5, 3, 4};
     int64_t ds[6], ss[6], ss_flip[6];
     const bool flip[6] = {true, false, false, true, false, true};

@@ -20,7 +20,7 @@
 #include "test_cuda.h"
 #include "test_util.h"
 
-#include "copy/copy_internal.h"
+#include "copy/launch.h"
 #include "cuda/cuda_api.h"
 
 #define STREAM_A ((void *)0x1000)

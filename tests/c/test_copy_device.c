@@ -28,7 +28,8 @@
 #include "test_cuda.h"
 #include "test_util.h"
 
-#include "copy/copy_internal.h"
+#include "copy/device.h"
+#include "copy/launch.h"
 #include "cuda/cuda_api.h"
 #include "strided/buffer.h"
 #include "strided/copy.h"
@@ -142,10 +143,13 @@ static void find_launch_controls(void)
 enum { PLAIN = 0, POOLED = 1, MANAGED = 2 };
 static int pool_marker; /* a memory-pool handle for the fake's range table */
 
+/* Free memory made known to the fake, which forgets it first (else memory
+ * allocated later at the same address would pass for this memory). */
 static void release_memory(void *context, void *ptr, size_t size)
 {
     (void)context;
     (void)size;
+    fake.remove_range((uintptr_t)ptr);
     free(ptr);
 }
 
@@ -286,6 +290,8 @@ static void counting_deallocate(void *self, void *ptr, size_t size, void *stream
     counting *c = self;
     c->frees++;
     c->last_stream = stream;
+    if (c->device_accessible)
+        fake.remove_range((uintptr_t)ptr);
     free(ptr);
 }
 

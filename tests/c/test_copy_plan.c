@@ -6,7 +6,7 @@
  * layouts define (a brute-force oracle over the destination's indices).
  *
  * Then the plan cache that copies plan through (strided__copy_plan_cached,
- * src/copy_internal.h): the same plans as the planner for thousands of
+ * src/copy/plan.h): the same plans as the planner for thousands of
  * random pairs, pairs whose hashes are made to collide, replacement in a
  * full set, one cache per thread, errors reported on every call, and
  * planning without memory for the cache.
@@ -17,8 +17,11 @@
 #include <stdlib.h>
 
 #include "strided/copy.h"
-/* The cache is internal; this test's target does not see src/. */
-#include "copy/copy_internal.h"
+/* The cache and its counters are internal: the target adds src/ to its
+ * include path. */
+#include "copy/plan.h"
+#include "copy/testing.h"
+#include "memory/memory.h"
 
 #define OP "copy"
 

@@ -30,7 +30,8 @@
 #include "test_cuda.h"
 #include "test_util.h"
 
-#include "copy/copy_internal.h"
+#include "copy/staging.h"
+#include "copy/testing.h"
 #include "cuda/cuda_api.h"
 #include "strided.h"
 
@@ -125,6 +126,12 @@ static side side_new(kind k, int itemsize, int ndim, const int64_t *shape,
                           0};
     assert_ok(strided_view_wrap(s.base + s.origin, &s.layout, NULL, false, &dev, NULL,
                                 NULL, &s.view));
+    /* The copy's path depends on the kind the driver reports: a side must
+     * be of the kind the case means. */
+    strided_memory_kind want = k == PAGEABLE ? STRIDED_MEMORY_HOST
+                               : k == PINNED ? STRIDED_MEMORY_PINNED
+                                             : STRIDED_MEMORY_DEVICE;
+    assert_int_equal(strided_buffer_memory_info(s.view.buffer).kind, want);
     return s;
 }
 
@@ -137,9 +144,14 @@ static void fill(side *s, unsigned seed)
         s->base[i] = pattern(seed, i);
 }
 
+/* Free a side; the fake forgets its memory first, as the driver forgets
+ * memory that is freed (else a later allocation at the same address would
+ * pass for this memory). */
 static void side_free(side *s)
 {
     strided_view_release(&s->view);
+    if (s->k != PAGEABLE)
+        fake.remove_range((uintptr_t)s->base);
     free(s->base);
     s->base = NULL;
 }
@@ -246,6 +258,11 @@ static void record_deallocate(void *self, void *ptr, size_t size, void *stream)
             memcpy(r->kept[i], ptr, size);
         }
     r->frees++;
+    /* The driver forgets freed memory: so must the fake, or the next
+     * allocation at this address (a pinned side, say) would pass for
+     * device memory. */
+    if (r->device)
+        fake.remove_range((uintptr_t)ptr);
     free(ptr);
 }
 

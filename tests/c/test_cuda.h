@@ -26,6 +26,7 @@
 typedef struct fake_cuda_api {
     fake_cuda_reset_fn reset;
     fake_cuda_add_range_fn add_range;
+    fake_cuda_remove_range_fn remove_range;
     fake_cuda_fail_next_fn fail_next;
     fake_cuda_calls_fn calls;
     fake_cuda_current_context_fn current_context;
@@ -67,6 +68,7 @@ static inline void use_fake_driver(const char *path, int device_count)
     }
     fake_symbol_(lib, "fake_cuda_reset", &fake.reset);
     fake_symbol_(lib, "fake_cuda_add_range", &fake.add_range);
+    fake_symbol_(lib, "fake_cuda_remove_range", &fake.remove_range);
     fake_symbol_(lib, "fake_cuda_fail_next", &fake.fail_next);
     fake_symbol_(lib, "fake_cuda_calls", &fake.calls);
     fake_symbol_(lib, "fake_cuda_current_context", &fake.current_context);

@@ -31,7 +31,8 @@
 
 #include <stdlib.h>
 
-#include "copy/copy_internal.h"
+#include "base/base.h"
+#include "copy/launch.h"
 #include "strided.h"
 
 #define TEST_DEVICE 0
@@ -443,7 +444,7 @@ static void test_gathers(void **state)
             check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (0, -2),
                             -1),
                        0, 0, NULL);
-            /* Close to contiguous (near_unit in copy_cuda.c): reversed rows
+            /* Close to contiguous (near_unit in copy/launch.c): reversed rows
              * and reversed transposes. */
             check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (c, -1), -1), 0, 0,
                        NULL);
@@ -658,7 +659,7 @@ static strided_copy_plan random_plan(uint64_t *state)
     }
     if (random_below(state, 4) == 0)
         src[random_below(state, ndim)] = 0;
-    /* The kind, from the layouts (as copy_plan.c picks it). */
+    /* The kind, from the layouts (as copy/plan.c picks it). */
     strided_copy_kernel kind = STRIDED_COPY_GATHER;
     int unit = -1, last = ndim - 1;
     if (src[last] == 1 && dst[last] == 1) {

@@ -4,12 +4,15 @@
  *
  * Every memory kind the driver makes (pageable, NULL, pinned, registered,
  * device, stream-ordered pools, managed) is wrapped and classified, and the
- * answer is checked against buffer-view.md §2.2 with the strided decisions:
- * D1, pageable memory and NULL are device-accessible only where the device
- * reads pageable memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS), and D4,
- * pinned and registered memory is reached by devices at the driver's
- * CU_POINTER_ATTRIBUTE_DEVICE_POINTER, or at the host address where the
- * driver reports 0. The built-in resources allocate memory that host and
+ * answer is checked against what each kind is: pageable memory and NULL
+ * are host memory of device -1, device-accessible only where the device
+ * reads pageable memory (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
+ * pinned and registered memory is host- and device-accessible, of the
+ * device current when it was allocated or registered, and reached by
+ * devices at the driver's CU_POINTER_ATTRIBUTE_DEVICE_POINTER, or at the
+ * host address where the driver reports 0; device and pool memory is of
+ * the allocating device; managed memory is host- and device-accessible,
+ * of the device current at allocation. The built-in resources allocate memory that host and
  * device then use; frees run in stream order and from threads with no
  * current context; a release callback runs exactly once, after the last
  * holder; and no library call changes the caller's current context.
@@ -20,7 +23,7 @@
  * succeeds on a working device, so that it runs clean under
  * compute-sanitizer memcheck, which counts failing API calls as errors.
  * Device 0 is the device under test; on one GPU every "device current at
- * allocation" of §2.2 is device 0.
+ * allocation" above is device 0.
  */
 
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
@@ -212,7 +215,8 @@ static void resource_release_at(strided_memory_resource *mr,
 
 /* What the driver says, and what strided should say. */
 
-/* The raw answers of one plural query (buffer-view.md §2.4). */
+/* The raw answers of one plural query (cuPointerGetAttributes), as the
+ * driver writes them (integers as 4 bytes). */
 typedef struct raw_attrs {
     unsigned int memory_type;
     int is_managed;
@@ -238,7 +242,7 @@ static raw_attrs raw_query_at(const void *ptr, const char *file, int line)
 }
 #define raw_query(ptr) raw_query_at((ptr), __FILE__, __LINE__)
 
-/* The expected classification (buffer-view.md §2.2 with D1 and D4). */
+/* The expected classification of each kind (see the file's comment). */
 static strided_memory_info expect_host(const void *p)
 {
     strided_memory_info e;
@@ -247,7 +251,7 @@ static strided_memory_info expect_host(const void *p)
     e.kind = STRIDED_MEMORY_HOST;
     e.device_id = -1;
     e.host_accessible = true;
-    e.device_accessible = pageable_access != 0; /* D1 */
+    e.device_accessible = pageable_access != 0; /* where HMM or ATS reads it */
     e.device_address = pageable_access ? (uintptr_t)p : 0;
     return e;
 }
@@ -263,8 +267,8 @@ static strided_memory_info expect_pinned(const void *p, bool pooled)
     e.host_accessible = true;
     e.device_accessible = true;
     e.pooled = pooled;
-    /* D4: the driver's device pointer; the host one where it reports 0
-     * (pinned pools, §2.4). */
+    /* The driver's device pointer; the host one where it reports 0 (pinned
+     * pools do). */
     e.device_address = r.device_pointer != 0 ? (uintptr_t)r.device_pointer
                                              : (uintptr_t)p;
     return e;

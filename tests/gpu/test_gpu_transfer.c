@@ -44,7 +44,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "copy/copy_internal.h"
+#include "base/base.h"
+#include "copy/testing.h"
 #include "strided.h"
 
 #define TEST_DEVICE 0
