@@ -9,9 +9,11 @@
  *   strided/layout.h    the strided layout and its algebra
  *   strided/resource.h  memory resources: host, pinned, device, managed, yours
  *   strided/buffer.h    reference-counted memory of any kind, owned or wrapped
- *   strided/dlpack.h    the DLPack ABI, element types and devices
+ *   strided/dlpack.h    the DLPack ABI: its structs, type and device codes
+ *   strided/dtype.h     element types: DLPack types and NumPy type strings
  *   strided/view.h      views: a buffer through a layout; DLPack import/export
  *   strided/stream.h    ordering work between CUDA streams
+ *   strided/interface.h views of what an array interface describes
  *   strided/copy.h      copies between any two views
  *
  * Pointers. A function that returns a strided_status checks every pointer
@@ -33,6 +35,8 @@
 #include "strided/buffer.h"
 #include "strided/copy.h"
 #include "strided/dlpack.h"
+#include "strided/dtype.h"
+#include "strided/interface.h"
 #include "strided/layout.h"
 #include "strided/resource.h"
 #include "strided/status.h"

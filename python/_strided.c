@@ -1,35 +1,11 @@
 /*
- * _strided.c: the extension module strided._strided.
+ * _strided.c: the extension module strided._strided: its functions, its
+ * initialisation, and when Python may still be called (the release
+ * callbacks ask).
  */
 #include <stdatomic.h>
 
-#include "strided_py.h"
-
-PyObject *strided_py_raise(strided_status status)
-{
-    PyObject *type;
-    switch (status) {
-    case STRIDED_ERR_INVALID_ARGUMENT:
-        type = PyExc_ValueError;
-        break;
-    case STRIDED_ERR_OVERFLOW:
-        type = PyExc_OverflowError;
-        break;
-    case STRIDED_ERR_OUT_OF_MEMORY:
-        type = PyExc_MemoryError;
-        break;
-    case STRIDED_ERR_UNSUPPORTED:
-        type = PyExc_NotImplementedError;
-        break;
-    case STRIDED_ERR_NO_CUDA_DRIVER:
-    case STRIDED_ERR_CUDA:
-    default:
-        type = PyExc_RuntimeError;
-        break;
-    }
-    PyErr_SetString(type, strided_last_error_reason());
-    return NULL;
-}
+#include "view.h"
 
 #if PY_VERSION_HEX >= 0x030D0000
 #define finalizing() Py_IsFinalizing()
@@ -112,6 +88,72 @@ void strided_py_release_buffer(strided_buffer *b)
 #endif
 }
 
+/* strided.copy_plan(dst, src): the plan of a copy between two layouts (or
+ * views), as a dict, so that tests and users can see which kernel a copy
+ * takes. */
+static int layout_of(PyObject *obj, strided_layout *out)
+{
+    if (PyObject_TypeCheck(obj, &strided_py_view_type)) {
+        *out = ((strided_py_view *)obj)->view.layout;
+        return 0;
+    }
+    return strided_py_layout_from(obj, out);
+}
+
+static PyObject *module_copy_plan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2)
+        return PyErr_Format(PyExc_TypeError, "copy_plan() takes 2 arguments (dst, src), got %zd",
+                            nargs);
+    strided_layout d, s;
+    if (layout_of(args[0], &d) < 0 || layout_of(args[1], &s) < 0)
+        return NULL;
+    strided_copy_plan p;
+    strided_status status = strided_copy_plan_make(&d, &s, &p);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    PyObject *shape = strided_py_int64_tuple(p.ndim, p.shape, 1);
+    PyObject *ds = strided_py_int64_tuple(p.ndim, p.dst_strides, 1);
+    PyObject *ss = strided_py_int64_tuple(p.ndim, p.src_strides, 1);
+    PyObject *result = NULL;
+    if (shape != NULL && ds != NULL && ss != NULL)
+        result = Py_BuildValue("{s:s,s:i,s:i,s:L,s:O,s:O,s:O,s:L,s:L,s:i}", "kernel",
+                               strided_copy_kernel_name(p.kernel), "ndim", p.ndim,
+                               "itemsize", p.itemsize, "volume", (long long)p.volume,
+                               "shape", shape, "dst_strides", ds, "src_strides", ss,
+                               "dst_offset", (long long)p.dst_offset, "src_offset",
+                               (long long)p.src_offset, "src_unit_axis", p.src_unit_axis);
+    Py_XDECREF(shape);
+    Py_XDECREF(ds);
+    Py_XDECREF(ss);
+    return result;
+}
+
+/* strided._strided._exchange_protocol(obj): "dlpack" or "cai", the protocol
+ * from_any_interface would use for obj; BufferError when it speaks
+ * neither. */
+static PyObject *module_exchange_protocol(PyObject *module, PyObject *obj)
+{
+    (void)module;
+    int protocol = strided_py_exchange_protocol(obj);
+    if (protocol < 0)
+        return NULL;
+    return PyUnicode_FromString(protocol ? "dlpack" : "cai");
+}
+
+static PyMethodDef module_functions[] = {
+    {"copy_plan", (PyCFunction)(void (*)(void))module_copy_plan, METH_FASTCALL,
+     "copy_plan(dst, src)\n--\n\nThe plan of a copy of src into dst (StridedLayouts or "
+     "StridedMemoryViews): a dict with the kernel's name ('nothing', 'contiguous', "
+     "'rows', 'transpose', 'broadcast', 'gather'), the normalised shape and strides in "
+     "elements, the offsets and the itemsize."},
+    {"_exchange_protocol", (PyCFunction)module_exchange_protocol, METH_O,
+     "_exchange_protocol(obj)\n--\n\n'dlpack' or 'cai': the protocol "
+     "StridedMemoryView.from_any_interface uses for obj (BufferError for neither)."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "strided._strided",
@@ -134,7 +176,8 @@ PyMODINIT_FUNC PyInit__strided(void)
         strided_py_add_layout_type(module) < 0 ||
         strided_py_add_resource_types(module) < 0 ||
         strided_py_add_buffer_type(module) < 0 ||
-        strided_py_add_view_type(module) < 0) {
+        strided_py_add_view_type(module) < 0 ||
+        PyModule_AddFunctions(module, module_functions) < 0) {
         Py_DECREF(module);
         return NULL;
     }

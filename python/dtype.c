@@ -1,7 +1,9 @@
 /*
- * dtype.c: numpy dtypes and their DLPack equivalents, for the view type.
- * numpy is imported on first use; ml_dtypes, when installed, supplies
- * bfloat16 and the float8 types.
+ * dtype.c: numpy dtypes in and out. libstrided decides what an element
+ * type is (strided_dtype_from_numpy, from the dtype's str and name); this
+ * file reads those attributes, remembers the answers per dtype, and makes
+ * numpy dtypes for DLPack types. numpy is imported on first use; ml_dtypes,
+ * when installed, supplies bfloat16 and the float8 types.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -24,64 +26,13 @@ PyObject *strided_py_np_dtype(PyObject *obj)
     return PyObject_CallOneArg(numpy_dtype_type, obj);
 }
 
-PyObject *strided_py_interface_dtype(PyObject *typestr, PyObject *interface)
+/* A few hundred distinct dtypes and strings at most in practice: a cache
+ * stops growing past this rather than hold every oddity for ever. */
+#define CACHE_LIMIT 1024
+
+PyObject *strided_py_typestr_dtype(PyObject *typestr)
 {
     static PyObject *cache; /* typestr -> numpy dtype */
-    const char *text = PyUnicode_AsUTF8(typestr);
-    if (text == NULL)
-        return NULL;
-    /* libstrided's table first: it refuses objects and other-order bytes
-     * with one message, before numpy is asked. */
-    strided_typestr t;
-    if (strided_typestr_parse(text, STRIDED_TYPESTR_NATIVE_ONLY, &t) != STRIDED_OK) {
-        PyErr_Format(PyExc_BufferError, "unsupported typestr: %s", strided_last_error_reason());
-        return NULL;
-    }
-    /* Structured types: the fields are in descr, and may hold objects that
-     * "|V16" does not show; those are refused. */
-    PyObject *descr = t.kind == 'V' && PyDict_Check(interface)
-                          ? PyDict_GetItemString(interface, "descr")
-                          : NULL;
-    if (descr != NULL && PyList_Check(descr) && PyList_GET_SIZE(descr) > 0) {
-        PyObject *first = PyList_GET_ITEM(descr, 0);
-        bool plain = PyTuple_Check(first) && PyTuple_GET_SIZE(first) == 2 &&
-                     PyUnicode_Check(PyTuple_GET_ITEM(first, 0)) &&
-                     PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(first, 0)) == 0;
-        if (!plain || PyList_GET_SIZE(descr) > 1) {
-            PyObject *dtype = strided_py_np_dtype(descr);
-            if (dtype == NULL)
-                return NULL;
-            long itemsize = 0;
-            if (strided_py_dtype_int_attr(dtype, "itemsize", &itemsize) < 0) {
-                Py_DECREF(dtype);
-                return NULL;
-            }
-            PyObject *hasobject = PyObject_GetAttrString(dtype, "hasobject");
-            int holds = hasobject ? PyObject_IsTrue(hasobject) : -1;
-            Py_XDECREF(hasobject);
-            if (holds < 0) {
-                Py_DECREF(dtype);
-                return NULL;
-            }
-            if (holds &&
-                strided_typestr_parse(text, STRIDED_TYPESTR_HOLDS_REFERENCES, &t) != STRIDED_OK) {
-                PyErr_Format(PyExc_BufferError, "unsupported descr %R: %s", descr,
-                             strided_last_error_reason());
-                Py_DECREF(dtype);
-                return NULL;
-            }
-            if (itemsize != t.itemsize) {
-                PyErr_Format(PyExc_BufferError,
-                             "descr describes elements of %ld bytes, typestr %U of %d",
-                             itemsize, typestr, (int)t.itemsize);
-                Py_DECREF(dtype);
-                return NULL;
-            }
-            /* The view's dtype is still the typestr's, as cuda.core's:
-             * descr was read to find object fields. */
-            Py_DECREF(dtype);
-        }
-    }
     if (!PyUnicode_CheckExact(typestr))
         return strided_py_np_dtype(typestr);
     if (cache == NULL && (cache = PyDict_New()) == NULL)
@@ -92,12 +43,93 @@ PyObject *strided_py_interface_dtype(PyObject *typestr, PyObject *interface)
     if (PyErr_Occurred())
         return NULL;
     dtype = strided_py_np_dtype(typestr);
-    /* A few hundred distinct strings at most in practice; stop growing
-     * past that rather than hold every oddity for ever. */
-    if (dtype != NULL && PyDict_GET_SIZE(cache) < 1024 &&
+    if (dtype != NULL && PyDict_GET_SIZE(cache) < CACHE_LIMIT &&
         PyDict_SetItem(cache, typestr, dtype) < 0)
         Py_CLEAR(dtype);
     return dtype;
+}
+
+/* The int attribute name of obj. -1 with an exception set. */
+static int int_attr(PyObject *obj, const char *name, long *out)
+{
+    PyObject *v = PyObject_GetAttrString(obj, name);
+    if (v == NULL)
+        return -1;
+    *out = PyLong_AsLong(v);
+    Py_DECREF(v);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* The bool attribute name of obj (1 or 0), or -1 with an exception. */
+static int bool_attr(PyObject *obj, const char *name)
+{
+    PyObject *v = PyObject_GetAttrString(obj, name);
+    int truth = v != NULL ? PyObject_IsTrue(v) : -1;
+    Py_XDECREF(v);
+    return truth;
+}
+
+int strided_py_dtype_facts(PyObject *dtype, unsigned *out_flags, long *out_itemsize)
+{
+    int holds = bool_attr(dtype, "hasobject");
+    if (holds < 0)
+        return -1;
+    PyObject *fields = PyObject_GetAttrString(dtype, "fields");
+    if (fields == NULL)
+        return -1;
+    bool structured = fields != Py_None;
+    Py_DECREF(fields);
+    if (out_itemsize != NULL && int_attr(dtype, "itemsize", out_itemsize) < 0)
+        return -1;
+    *out_flags = (holds ? STRIDED_TYPESTR_HOLDS_REFERENCES : 0) |
+                 (structured ? STRIDED_TYPESTR_STRUCTURED : 0);
+    return 0;
+}
+
+/* What libstrided makes of a numpy dtype. -1 with TypeError for a dtype it
+ * refuses (object references), or another exception. */
+static int dtype_info(PyObject *dtype, strided_typestr *out)
+{
+    unsigned flags = 0;
+    if (strided_py_dtype_facts(dtype, &flags, NULL) < 0)
+        return -1;
+    PyObject *str = PyObject_GetAttrString(dtype, "str");
+    PyObject *name = str ? PyObject_GetAttrString(dtype, "name") : NULL;
+    const char *str_text = name ? PyUnicode_AsUTF8(str) : NULL;
+    const char *name_text = str_text ? PyUnicode_AsUTF8(name) : NULL;
+    int rc = -1;
+    if (name_text != NULL) {
+        if (strided_dtype_from_numpy(str_text, name_text, flags, out) == STRIDED_OK)
+            rc = 0;
+        else
+            PyErr_Format(PyExc_TypeError, "unsupported dtype %R: %s", dtype,
+                         strided_last_error_reason());
+    }
+    Py_XDECREF(str);
+    Py_XDECREF(name);
+    return rc;
+}
+
+int strided_py_dtype_info(PyObject *dtype, strided_typestr *out)
+{
+    /* Remembered per dtype object (numpy's dtypes are few and immutable):
+     * the answer takes several attribute lookups. */
+    static PyObject *cache; /* dtype -> bytes of its strided_typestr */
+    if (cache == NULL && (cache = PyDict_New()) == NULL)
+        return -1;
+    PyObject *known = PyDict_GetItemWithError(cache, dtype);
+    if (known != NULL) {
+        memcpy(out, PyBytes_AS_STRING(known), sizeof *out);
+        return 0;
+    }
+    if (PyErr_Occurred() || dtype_info(dtype, out) < 0)
+        return -1;
+    if (PyDict_GET_SIZE(cache) >= CACHE_LIMIT)
+        return 0;
+    known = PyBytes_FromStringAndSize((const char *)out, sizeof *out);
+    int rc = known != NULL ? PyDict_SetItem(cache, dtype, known) : -1;
+    Py_XDECREF(known);
+    return rc;
 }
 
 /* Import ml_dtypes once, so that numpy knows bfloat16 and the float8 types
@@ -115,133 +147,13 @@ static bool have_ml_dtypes(void)
     return state == 1;
 }
 
-int strided_py_dtype_int_attr(PyObject *dtype, const char *name, long *out)
-{
-    PyObject *v = PyObject_GetAttrString(dtype, name);
-    if (v == NULL)
-        return -1;
-    *out = PyLong_AsLong(v);
-    Py_DECREF(v);
-    return *out == -1 && PyErr_Occurred() ? -1 : 0;
-}
-
-int strided_py_unpack_dtype(PyObject *packed, strided_dtype *out)
-{
-    long v = PyLong_AsLong(packed);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
-    if (v < 0)
-        return 0;
-    out->code = (uint8_t)(v & 0xff);
-    out->bits = (uint8_t)(v >> 8);
-    out->lanes = 1;
-    return 1;
-}
-
-/* The DLPack type of a numpy dtype. Returns 1 with *out set, 0 when the
- * dtype is plain data without a DLPack equivalent (structured, raw bytes,
- * strings, datetimes, long double, other byte order), -1 with an exception
- * set: TypeError for a dtype libstrided refuses (object references:
- * strided_typestr_parse decides from the dtype's typestr). */
-static int dl_dtype_of(PyObject *dtype, strided_dtype *out)
-{
-    PyObject *str_obj = PyObject_GetAttrString(dtype, "str");
-    if (str_obj == NULL)
-        return -1;
-    const char *str = PyUnicode_AsUTF8(str_obj);
-    PyObject *hasobject = str ? PyObject_GetAttrString(dtype, "hasobject") : NULL;
-    int holds = hasobject ? PyObject_IsTrue(hasobject) : -1;
-    Py_XDECREF(hasobject);
-    if (holds < 0) {
-        Py_DECREF(str_obj);
-        return -1;
-    }
-    strided_typestr t;
-    strided_status status =
-        strided_typestr_parse(str, holds == 1 ? STRIDED_TYPESTR_HOLDS_REFERENCES : 0, &t);
-    Py_DECREF(str_obj);
-    if (status != STRIDED_OK) {
-        PyErr_Format(PyExc_TypeError, "unsupported dtype %R: %s", dtype,
-                     strided_last_error_reason());
-        return -1;
-    }
-    PyObject *fields = PyObject_GetAttrString(dtype, "fields");
-    if (fields == NULL)
-        return -1;
-    bool structured = fields != Py_None;
-    Py_DECREF(fields);
-    if (structured)
-        return 0;
-    if (t.has_dtype) {
-        *out = t.dtype;
-        return 1;
-    }
-    if (t.swapped || (t.kind != 'V' && t.kind != 'f'))
-        return 0;
-    /* ml_dtypes' types read as raw bytes or 1-byte floats: match them by
-     * the name libstrided gives each DLPack type. */
-    PyObject *name_obj = PyObject_GetAttrString(dtype, "name");
-    const char *name = name_obj ? PyUnicode_AsUTF8(name_obj) : NULL;
-    if (name == NULL) {
-        Py_XDECREF(name_obj);
-        return -1;
-    }
-    int found = 0;
-    for (int code = STRIDED_DTYPE_BFLOAT; code <= STRIDED_DTYPE_FLOAT8_E8M0FNU && !found;
-         code++) {
-        if (code > STRIDED_DTYPE_BFLOAT && code < STRIDED_DTYPE_FLOAT8_E3M4)
-            continue;
-        strided_dtype c = {(uint8_t)code, (uint8_t)(t.itemsize * 8), 1};
-        char text[64];
-        int size = 0;
-        strided_dtype_format(c, text, sizeof text);
-        if (t.itemsize <= 2 && strcmp(text, name) == 0 &&
-            strided_dtype_itemsize(c, &size) == STRIDED_OK && size == t.itemsize) {
-            *out = c;
-            found = 1;
-        }
-    }
-    Py_DECREF(name_obj);
-    return found;
-}
-
-int strided_py_dl_dtype_of(PyObject *dtype, strided_dtype *out)
-{
-    /* Remembered per dtype object (numpy's dtypes are few and immutable):
-     * the answer takes several attribute lookups. */
-    static PyObject *cache; /* dtype -> code | bits << 8, or -1 */
-    if (cache == NULL && (cache = PyDict_New()) == NULL)
-        return -1;
-    PyObject *known = PyDict_GetItemWithError(cache, dtype);
-    if (known == NULL && PyErr_Occurred())
-        return -1;
-    if (known == NULL) {
-        strided_dtype d = {0, 0, 0};
-        int found = dl_dtype_of(dtype, &d);
-        if (found < 0)
-            return -1;
-        known = PyLong_FromLong(found ? (long)d.code | (long)d.bits << 8 : -1);
-        if (known == NULL)
-            return -1;
-        int rc = PyDict_GET_SIZE(cache) < 1024 ? PyDict_SetItem(cache, dtype, known) : 0;
-        Py_DECREF(known); /* the dict holds it, or it is not needed past here */
-        if (rc < 0)
-            return -1;
-        if (!found)
-            return 0;
-        *out = d;
-        return 1;
-    }
-    return strided_py_unpack_dtype(known, out);
-}
-
 /* The numpy dtypes made so far, by DLPack code and size in bytes (every
  * supported type is 1 to 16 bytes); strong references kept for the life of
  * the process. */
 static PyObject *dtype_cache[STRIDED_DTYPE_FLOAT8_E8M0FNU + 1][17];
 
-/* The numpy dtype of a DLPack type (spec §4.9); new reference. The name
- * comes from libstrided; ml_dtypes supplies bfloat16 and float8. */
+/* The numpy dtype of a DLPack type; new reference. The name comes from
+ * libstrided; ml_dtypes supplies bfloat16 and float8. */
 PyObject *strided_py_numpy_dtype_of(strided_dtype d)
 {
     bool cacheable = d.lanes == 1 && d.code <= STRIDED_DTYPE_FLOAT8_E8M0FNU &&
@@ -278,42 +190,18 @@ PyObject *strided_py_numpy_dtype_of(strided_dtype d)
     return result;
 }
 
-/* A dtype argument: None gives *out_np NULL; anything else is normalised
- * with numpy.dtype, and *out_dl set when it has a DLPack equivalent. */
-int strided_py_as_dtype(PyObject *obj, PyObject **out_np, bool *out_has_dl,
-                        strided_dtype *out_dl)
+int strided_py_as_dtype(PyObject *obj, PyObject **out_np, strided_typestr *out_info)
 {
     *out_np = NULL;
-    *out_has_dl = false;
     if (obj == NULL || obj == Py_None)
         return 0;
     PyObject *dt = strided_py_np_dtype(obj);
     if (dt == NULL)
         return -1;
-    int found = strided_py_dl_dtype_of(dt, out_dl);
-    if (found < 0) {
+    if (strided_py_dtype_info(dt, out_info) < 0) {
         Py_DECREF(dt);
         return -1;
     }
-    *out_has_dl = found == 1;
     *out_np = dt;
     return 0;
 }
-
-/* For a dtype libstrided cannot check (no DLPack equivalent), the
- * itemsize rule of strided_view_from_buffer. */
-int strided_py_check_np_itemsize(PyObject *dtype, int itemsize)
-{
-    long size;
-    if (strided_py_dtype_int_attr(dtype, "itemsize", &size) < 0)
-        return -1;
-    if (size != itemsize) {
-        PyErr_Format(PyExc_ValueError,
-                     "The dtype's itemsize (%ld) does not match the layout's "
-                     "itemsize (%d).",
-                     size, itemsize);
-        return -1;
-    }
-    return 0;
-}
-

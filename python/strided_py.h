@@ -1,7 +1,8 @@
 /*
  * strided_py.h: what the extension's C files share. The extension only
- * parses Python arguments, calls libstrided and maps its statuses to
- * exceptions; the rules live in the C library.
+ * converts Python objects to C values, calls libstrided, keeps Python
+ * objects alive and maps its statuses to exceptions (errors.c); the rules
+ * live in the C library, where its C tests reach them.
  *
  * Callbacks. libstrided runs release callbacks (a Buffer's owner, a Python
  * memory resource's deallocate) on whichever thread drops the last
@@ -19,8 +20,21 @@
 
 #include "strided.h"
 
-/* Raise the exception for a failed libstrided call (the calling thread's
- * last error) and return NULL. */
+/* Where a failed libstrided call was made, which decides its exception
+ * (errors.c has the table). */
+typedef enum {
+    STRIDED_PY_CALL = 0,     /* any call: ValueError, OverflowError, ... */
+    STRIDED_PY_DLPACK = 1,   /* the DLPack boundary: a tensor or request that
+                                cannot be taken is a BufferError */
+    STRIDED_PY_INTERFACE = 2 /* an array-interface or torch import: what
+                                strided does not take is a BufferError */
+} strided_py_boundary;
+
+/* Raise the exception for a failed libstrided call made where (the calling
+ * thread's last error, without its operation) and return NULL. */
+PyObject *strided_py_raise_at(strided_status status, strided_py_boundary where);
+
+/* strided_py_raise_at(status, STRIDED_PY_CALL). */
 PyObject *strided_py_raise(strided_status status);
 
 /* Add the StridedLayout type (and its _StridedLayout alias) to the module. */
@@ -135,39 +149,28 @@ PyObject *strided_py_allocating_error(strided_memory_resource *mr);
 /* dtype.c. numpy.dtype(obj); new reference. */
 PyObject *strided_py_np_dtype(PyObject *obj);
 
-/* A DLPack type remembered in a cache as the int code | bits << 8 (-1:
- * none): 1 with *out set, 0 for -1, -1 with an exception. */
-int strided_py_unpack_dtype(PyObject *packed, strided_dtype *out);
+/* numpy.dtype(typestr) for an array interface's typestr (a str),
+ * remembered per string. New reference. */
+PyObject *strided_py_typestr_dtype(PyObject *typestr);
 
-/* The numpy dtype of an array interface's typestr (a str):
- * numpy.dtype(typestr), remembered per string, after libstrided's table
- * has accepted the string with native byte order only, and the fields of
- * its "descr" (structured types) without object references (BufferError
- * otherwise). interface is the interface dict. New reference. */
-PyObject *strided_py_interface_dtype(PyObject *typestr, PyObject *interface);
+/* What libstrided makes of a numpy dtype (strided_dtype_from_numpy of its
+ * str and name, with the facts below), remembered per dtype. -1 with an
+ * exception set: TypeError for a dtype it refuses (object references). */
+int strided_py_dtype_info(PyObject *dtype, strided_typestr *out);
 
-/* An int attribute of a dtype (itemsize, ...). -1 with an exception set. */
-int strided_py_dtype_int_attr(PyObject *dtype, const char *name, long *out);
+/* The facts of a numpy dtype its type string does not show, as
+ * strided_typestr_flags (hasobject: STRIDED_TYPESTR_HOLDS_REFERENCES;
+ * fields: STRIDED_TYPESTR_STRUCTURED), and its itemsize (out_itemsize may
+ * be NULL). -1 with an exception set. */
+int strided_py_dtype_facts(PyObject *dtype, unsigned *out_flags, long *out_itemsize);
 
-/* The DLPack type of a numpy dtype: 1 with *out set, 0 when it has none
- * (structured, raw bytes, long double, other byte order), -1 with an
- * exception set: TypeError for a dtype that is not plain data (object
- * references; libstrided's strided_typestr_parse decides). */
-int strided_py_dl_dtype_of(PyObject *dtype, strided_dtype *out);
-
-/* The numpy dtype of a DLPack type (spec §4.9); new reference, cached per
- * type. */
+/* The numpy dtype of a DLPack type; new reference, cached per type. */
 PyObject *strided_py_numpy_dtype_of(strided_dtype d);
 
 /* A dtype argument: None gives *out_np NULL; anything else is normalised
- * with numpy.dtype (new reference), *out_dl set when it has a DLPack
- * equivalent. -1 with an exception set. */
-int strided_py_as_dtype(PyObject *obj, PyObject **out_np, bool *out_has_dl,
-                        strided_dtype *out_dl);
-
-/* For a dtype libstrided cannot check (no DLPack equivalent), the itemsize
- * rule of strided_view_from_buffer. -1 with ValueError. */
-int strided_py_check_np_itemsize(PyObject *dtype, int itemsize);
+ * with numpy.dtype (new reference) and *out_info says what it is
+ * (strided_py_dtype_info). -1 with an exception set. */
+int strided_py_as_dtype(PyObject *obj, PyObject **out_np, strided_typestr *out_info);
 
 /* torch_view.c. A tensor read through its own accessors. */
 typedef struct {

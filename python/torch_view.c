@@ -85,8 +85,8 @@ bool strided_py_is_torch_tensor(PyObject *obj)
 }
 
 /* The DLPack type of a torch dtype, by its name ("torch.float8_e4m3fn" is
- * libstrided's "float8_e4m3fn"), remembered per dtype object. 1 found, 0
- * none, -1 error. */
+ * libstrided's "float8_e4m3fn"), remembered per dtype object as the int
+ * code | bits << 8 (-1: none). 1 found, 0 none, -1 error. */
 static int torch_dtype(PyObject *dtype, strided_dtype *out)
 {
     PyObject *known = PyDict_GetItemWithError(dtype_map, dtype);
@@ -101,28 +101,9 @@ static int torch_dtype(PyObject *dtype, strided_dtype *out)
         }
         if (strncmp(text, "torch.", 6) == 0)
             text += 6;
-        long packed = -1;
-        static const int codes[] = {STRIDED_DTYPE_INT, STRIDED_DTYPE_UINT,
-                                    STRIDED_DTYPE_FLOAT, STRIDED_DTYPE_BFLOAT,
-                                    STRIDED_DTYPE_COMPLEX, STRIDED_DTYPE_BOOL};
-        for (int k = 0; k < (int)(sizeof codes / sizeof codes[0]) && packed < 0; k++)
-            for (int bits = 8; bits <= 128 && packed < 0; bits *= 2) {
-                strided_dtype d = {(uint8_t)codes[k], (uint8_t)bits, 1};
-                char candidate[64];
-                int size;
-                if (strided_dtype_itemsize(d, &size) == STRIDED_OK &&
-                    strided_dtype_format(d, candidate, sizeof candidate) < sizeof candidate &&
-                    strcmp(candidate, text) == 0)
-                    packed = d.code | (long)d.bits << 8;
-            }
-        for (int code = STRIDED_DTYPE_FLOAT8_E3M4;
-             code <= STRIDED_DTYPE_FLOAT8_E8M0FNU && packed < 0; code++) {
-            strided_dtype d = {(uint8_t)code, 8, 1};
-            char candidate[64];
-            if (strided_dtype_format(d, candidate, sizeof candidate) < sizeof candidate &&
-                strcmp(candidate, text) == 0)
-                packed = d.code | 8L << 8;
-        }
+        strided_dtype d;
+        long packed = strided_dtype_parse(text, &d) == STRIDED_OK ? d.code | (long)d.bits << 8
+                                                                   : -1;
         Py_DECREF(name);
         known = PyLong_FromLong(packed);
         if (known == NULL || PyDict_SetItem(dtype_map, dtype, known) < 0) {
@@ -131,7 +112,13 @@ static int torch_dtype(PyObject *dtype, strided_dtype *out)
         }
         Py_DECREF(known); /* the dict holds it */
     }
-    return strided_py_unpack_dtype(known, out);
+    long v = PyLong_AsLong(known);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < 0)
+        return 0;
+    *out = (strided_dtype){(uint8_t)(v & 0xff), (uint8_t)(v >> 8), 1};
+    return 1;
 }
 
 /* obj.name() as a bool (1/0), or -1. */

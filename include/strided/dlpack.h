@@ -1,6 +1,8 @@
 /*
  * strided/dlpack.h: the DLPack 1.x ABI, declared anew from the DLPack
- * specification (version 1.3), and the element types and devices it names.
+ * specification (version 1.3): its structs, and the codes of the element
+ * types and devices it names. What strided does with element types is in
+ * strided/dtype.h.
  *
  * The structs match DLPack's DLDevice, DLDataType, DLTensor,
  * DLManagedTensor, DLPackVersion and DLManagedTensorVersioned field for field,
@@ -130,78 +132,6 @@ typedef struct strided_dl_managed_tensor_versioned {
     uint64_t flags;
     strided_dl_tensor dl_tensor;
 } strided_dl_managed_tensor_versioned;
-
-/* The size in bytes of one element of dtype, for every type whose elements
- * are whole bytes: int and uint 8/16/32/64, float 16/32/64, bfloat 16,
- * complex 64/128, bool 8 and the float8 variants (8).
- * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out;
- * STRIDED_ERR_UNSUPPORTED with a message naming the type for lanes other
- * than 1, sub-byte types (float6, float4, bits not a multiple of 8),
- * opaque handles, unknown codes and code/bits pairs that do not exist. */
-STRIDED_API strided_status strided_dtype_itemsize(strided_dtype dtype,
-                                                  int *out);
-
-/* The type's name as NumPy and ml_dtypes spell it: "int8", "uint64",
- * "float16", "bfloat16", "complex64", "bool", "float8_e4m3fn", ...; for a
- * type strided_dtype_itemsize rejects, a description such as
- * "dtype(code=3, bits=64, lanes=1)". Writes like snprintf (buf may be NULL
- * when size is 0, and only then); returns the length the full text
- * needs. */
-STRIDED_API size_t strided_dtype_format(strided_dtype dtype, char *buf,
-                                        size_t size);
-
-/* True when the two types are the same (code, bits and lanes). */
-STRIDED_API bool strided_dtype_equal(strided_dtype a, strided_dtype b);
-
-/* What an array-interface type string says about an element. */
-typedef struct strided_typestr {
-    char kind;          /* NumPy's kind character: 'b', 'i', 'u', 'f', 'c',
-                           'V', 'S', 'U', 'M' or 'm' */
-    int32_t itemsize;   /* bytes per element, > 0 */
-    bool swapped;       /* multi-byte elements in the other byte order */
-    bool has_dtype;     /* dtype is set: the type has a DLPack equivalent
-                           (never when swapped) */
-    strided_dtype dtype;
-} strided_typestr;
-
-/* Flags of strided_typestr_parse. */
-typedef enum strided_typestr_flags {
-    /* The caller knows the type holds object references though its string
-     * does not say so (NumPy's dtype.hasobject: a structured type with an
-     * object field reads "|V16"): refused like 'O'. */
-    STRIDED_TYPESTR_HOLDS_REFERENCES = 1,
-    /* Refuse elements in the other byte order (imports of the array
-     * interfaces: their consumers read native bytes). */
-    STRIDED_TYPESTR_NATIVE_ONLY = 2
-} strided_typestr_flags;
-
-/* Parse a type string of NumPy's array interface (also the CUDA array
- * interface's typestr): a byte-order character, a kind character and a
- * decimal size, as "<f4", "|b1", "|V16", "<U3" (3 characters, 12 bytes),
- * "|O" (objects, without a size) or "<M8[ns]" (a unit in brackets, for
- * datetimes only).
- *
- * This is the one table deciding which element types strided takes: only
- * plain data, whose bytes may be copied blindly. Accepted kinds: 'b' (bool,
- * 1 byte), 'i' and 'u' (1, 2, 4 or 8 bytes), 'f' (1 for ml_dtypes' float8
- * types, 2, 4, 8, or 16 for long double), 'c' (8, 16 or 32), 'V' (raw or
- * structured bytes, any size), 'S' (bytes), 'U' (UCS-4 text), 'M' and 'm'
- * (8 bytes). Refused: 'O' and every type holding Python object references
- * (a copy would duplicate pointers without their reference counts), and
- * any other kind. Byte order: '|' and '=' are native; '>' on a
- * little-endian host (or '<' on a big-endian one) marks multi-byte
- * elements of the ordered kinds (all but 'b', 'V' and 'S') swapped.
- *   typestr  NUL-terminated; borrowed
- *   flags    strided_typestr_flags, or-ed
- *   out      out-parameter (written on success only); has_dtype for
- *            native bool, int and uint of 1-8 bytes, float of 2, 4 and 8
- *            bytes and complex of 8 and 16 bytes, with their DLPack types
- * Returns STRIDED_ERR_INVALID_ARGUMENT for NULL arguments or a malformed
- * string (naming it); STRIDED_ERR_UNSUPPORTED for object types, other
- * kinds, sizes the kind does not have, and swapped elements under
- * STRIDED_TYPESTR_NATIVE_ONLY. */
-STRIDED_API strided_status strided_typestr_parse(const char *typestr, unsigned flags,
-                                                 strided_typestr *out);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,13 @@ extern "C" {
 #endif
 
 /* X(name, value, default text). One list drives the enum, the names and the
- * default texts. Append only: values are part of the ABI. */
+ * default texts. Append only: values are part of the ABI.
+ * STRIDED_ERR_INVALID_ARGUMENT: an argument breaks a rule of the call.
+ * STRIDED_ERR_UNSUPPORTED: a valid request strided does not serve (an
+ * element type, a device, an interface version, a copy it has no kernel
+ * for). STRIDED_ERR_PROTOCOL: the other side of an exchange (a DLPack or
+ * CUDA Array Interface producer) handed over something its protocol
+ * forbids, such as a CPU device with id 1 or stream 0. */
 #define STRIDED_STATUS_LIST(X)                                                 \
     X(STRIDED_OK, 0, "success")                                                \
     X(STRIDED_ERR_INVALID_ARGUMENT, 1, "invalid argument")                     \
@@ -34,7 +40,8 @@ extern "C" {
     X(STRIDED_ERR_UNSUPPORTED, 4, "unsupported")                               \
     X(STRIDED_ERR_INTERNAL, 5, "internal error")                               \
     X(STRIDED_ERR_NO_CUDA_DRIVER, 6, "no CUDA driver")                         \
-    X(STRIDED_ERR_CUDA, 7, "CUDA driver error")
+    X(STRIDED_ERR_CUDA, 7, "CUDA driver error")                                \
+    X(STRIDED_ERR_PROTOCOL, 8, "exchange protocol violated")
 
 /* The result of every fallible function. */
 typedef enum strided_status {

@@ -15,6 +15,9 @@
 #ifndef STRIDED_STREAM_H
 #define STRIDED_STREAM_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "strided/api.h"
 #include "strided/status.h"
 
@@ -36,6 +39,24 @@ extern "C" {
  * either way). */
 STRIDED_API strided_status strided_stream_wait(void *consumer, void *producer,
                                                int device);
+
+/* Where a consumer will use imported data: the stream argument of the
+ * DLPack and CUDA Array Interface imports (their stream_ptr). */
+typedef struct strided_consumer_stream {
+    bool sync;    /* false for -1: order nothing */
+    void *stream; /* the CUstream, when sync (0: the legacy default stream) */
+} strided_consumer_stream;
+
+/* Read a consumer's stream argument, an integer given as its sign and
+ * magnitude so that every handle from 0 to 2**64 - 1 can be given: -1 asks
+ * for no ordering; 0 and above are stream handles.
+ *   negative, magnitude  the integer: -magnitude when negative
+ *   out                  out-parameter (written on success only)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out and for an integer
+ * below -1 ("stream_ptr must be -1 (no synchronisation) or a CUDA stream
+ * handle, got -5"). */
+STRIDED_API strided_status strided_consumer_stream_parse(bool negative, uint64_t magnitude,
+                                                         strided_consumer_stream *out);
 
 /* The device of the calling thread's current CUDA context, or 0 (the
  * default device, as the CUDA runtime picks) when no context is current.

@@ -1,6 +1,6 @@
 /*
  * strided/view.h: strided views, a buffer seen through a layout, and their
- * DLPack import and export.
+ * DLPack import and export (the consumer's side of the exchange included).
  *
  * A view is a buffer reference, an origin, a layout, an element type and a
  * device. The origin is the byte position inside the buffer from which the
@@ -29,6 +29,7 @@
 #include "strided/api.h"
 #include "strided/buffer.h"
 #include "strided/dlpack.h"
+#include "strided/dtype.h"
 #include "strided/layout.h"
 #include "strided/status.h"
 
@@ -46,7 +47,15 @@ typedef struct strided_view {
     strided_layout layout;
     bool has_dtype;         /* false: only the layout's itemsize is known */
     strided_dtype dtype;    /* when has_dtype; its size equals the itemsize */
-    strided_device device;  /* DLPack device of the memory */
+    strided_device device;  /* DLPack device of the memory: what an export
+                               names */
+    int32_t home_device;    /* the CUDA device the memory belongs to, as
+                               cuda.core's StridedMemoryView.device_id
+                               reports it: the memory's device, the device a
+                               DLPack producer named, or for device memory
+                               of unknown device the current one; -1 for
+                               host memory bound to no device */
+    bool device_accessible; /* whether a CUDA device can reach the memory */
     bool readonly;
 } strided_view;
 
@@ -56,7 +65,9 @@ typedef struct strided_view {
  * otherwise. b must not be NULL. */
 STRIDED_API strided_device strided_buffer_device(const strided_buffer *b);
 
-/* Make a view of a buffer (origin 0).
+/* Make a view of a buffer (origin 0). Its home_device and
+ * device_accessible are the buffer's memory information (device_id and
+ * device_accessible of strided_buffer_memory_info).
  *   buffer    retained by the view
  *   layout    copied
  *   dtype     the element type, or NULL for none
@@ -76,9 +87,9 @@ STRIDED_API strided_status strided_view_from_buffer(strided_buffer *buffer,
                                                     bool readonly,
                                                     strided_view *out);
 
-/* Make another view of the same buffer, with the same origin, read-only flag
- * and device: the new layout's offsets count from the same place as the old
- * one's. layout NULL keeps the view's layout; dtype NULL keeps its dtype (if
+/* Make another view of the same buffer, with the same origin, read-only flag,
+ * device, home_device and device_accessible: the new layout's offsets count
+ * from the same place as the old one's. layout NULL keeps the view's layout; dtype NULL keeps its dtype (if
  * the layout's itemsize changes, a dtype must be given or the view has none).
  * out may be view itself: then the view's one reference carries over to the
  * result (none is added); otherwise out gets a new reference.
@@ -92,6 +103,15 @@ STRIDED_API strided_status strided_view_view(const strided_view *view,
                                              const strided_layout *layout,
                                              const strided_dtype *dtype,
                                              strided_view *out);
+
+/* Check that elements of itemsize bytes fit a layout: the rule every view
+ * maker applies to a dtype, for callers whose element type has no DLPack
+ * type (a NumPy string or structured type) and so cannot pass one.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or an itemsize
+ * other than the layout's ("view: The dtype's itemsize (2) does not match
+ * the layout's itemsize (4)."). */
+STRIDED_API strided_status strided_view_check_itemsize(const strided_layout *layout,
+                                                       int64_t itemsize);
 
 /* Drop the view's buffer reference and set buffer to NULL. A view whose
  * buffer is NULL, and NULL itself, are allowed. */
@@ -122,7 +142,9 @@ STRIDED_API uintptr_t strided_view_device_ptr(const strided_view *view);
  *             CUDA devices are taken at their word, with no driver call:
  *             the buffer is host memory no device reaches, or device
  *             memory of that device at its own address; for CUDA host and
- *             CUDA managed memory the driver is asked
+ *             CUDA managed memory the driver is asked. The view's
+ *             home_device and device_accessible are its buffer's memory
+ *             information.
  *   release   called exactly once with (context, footprint start,
  *             footprint size) when the last reference to the view's buffer
  *             goes; never when this fails. NULL: the memory is borrowed.
@@ -155,7 +177,9 @@ STRIDED_API strided_status strided_view_wrap(void *element0,
  *              byte_offset as its element (0,...,0), readonly from the
  *              versioned flags; its buffer's memory is classified as
  *              strided_view_wrap does for the tensor's device (CPU and
- *              CUDA without a driver call)
+ *              CUDA without a driver call); home_device and
+ *              device_accessible follow the device: -1 and false for CPU,
+ *              the device id and true for CUDA, CUDA host and managed
  * Rejected, with a message naming the field (STRIDED_ERR_INVALID_ARGUMENT
  * unless noted): NULL managed (nothing is deleted); NULL out (the deleter
  * runs, as on every other failure); a versioned major version other than 1
@@ -172,6 +196,49 @@ STRIDED_API strided_status strided_view_wrap(void *element0,
 STRIDED_API strided_status strided_view_import_dlpack(void *managed,
                                                       bool versioned,
                                                       strided_view *out);
+
+/* What a DLPack consumer does before it calls a producer's __dlpack__,
+ * decided from what the producer's __dlpack_device__ named and the stream
+ * the consumer was given. */
+typedef struct strided_dlpack_request {
+    strided_device device; /* the device the producer named: the tensor must
+                              be there (strided_view_import_dlpack_checked) */
+    bool pass_stream;      /* hand the consumer's stream to __dlpack__ as
+                              stream=<value>; false: stream=None */
+} strided_dlpack_request;
+
+/* Decide a DLPack request by the DLPack rules as cuda.core applies them.
+ *   device_type, device_id  what __dlpack_device__ returned
+ *   stream_given            whether the consumer was given a stream (its
+ *                           stream_ptr is not None)
+ *   stream                  the consumer's stream when given: -1 (order
+ *                           nothing) or a stream handle; a value beyond
+ *                           int64 is passed clamped to the int64 range
+ *   out                     out-parameter (written on success only)
+ * CPU and CUDA tensors need a stream: none given is refused. The stream is
+ * passed on unless it is 0 (no stream: stream=None) or -1 for a CPU device
+ * (nothing to order). CUDA host and managed memory take stream=None too.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out; STRIDED_ERR_PROTOCOL
+ * for a CPU device id other than 0 or a CUDA device id outside
+ * 0..INT32_MAX ("__dlpack_device__() returned device id 1 for device type
+ * 1; ..."); STRIDED_ERR_UNSUPPORTED for a device type other than CPU, CUDA,
+ * CUDA host and CUDA managed ("device not supported") and for a CPU or CUDA
+ * device without a stream ("stream=None is ambiguous with view()"). */
+STRIDED_API strided_status strided_dlpack_request_make(int64_t device_type, int64_t device_id,
+                                                       bool stream_given, int64_t stream,
+                                                       strided_dlpack_request *out);
+
+/* strided_view_import_dlpack, then the check that the tensor lies where the
+ * producer said: the same device type, and for CUDA the same device id (the
+ * ids of CUDA host and managed memory name no device). A tensor elsewhere
+ * is released (its deleter runs) and refused with
+ * STRIDED_ERR_INVALID_ARGUMENT ("__dlpack_device__() returned (2, 0) but
+ * the tensor's dl_tensor.device is (2, 1)").
+ *   request  the request made before the call; NULL checks nothing
+ * Returns what strided_view_import_dlpack returns, and the above. */
+STRIDED_API strided_status strided_view_import_dlpack_checked(void *managed, bool versioned,
+                                                              const strided_dlpack_request *request,
+                                                              strided_view *out);
 
 /* Export a view as a versioned DLPack tensor (version 1.3) made in one
  * allocation: the struct, shape and strides (always explicit when ndim > 0;

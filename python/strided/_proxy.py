@@ -1,10 +1,10 @@
 """args_viewable_as_strided_memory: a decorator that hands a function proxies
 of its array arguments, which become StridedMemoryView objects on request
-(cuda.core's decorator of the same name; spec/buffer-view.md §4.2)."""
+(cuda.core's decorator of the same name)."""
 
 import functools
 
-from strided._strided import StridedMemoryView
+from strided._strided import StridedMemoryView, _exchange_protocol
 
 __all__ = ["args_viewable_as_strided_memory"]
 
@@ -16,14 +16,9 @@ class _StridedMemoryViewProxy:
     __slots__ = ("obj", "has_dlpack")
 
     def __init__(self, obj):
-        if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
-            has_dlpack = True
-        elif hasattr(obj, "__cuda_array_interface__"):
-            has_dlpack = False
-        else:
-            raise BufferError("the input object does not support any data exchange protocol")
+        # The protocol from_any_interface would pick (BufferError for none).
+        self.has_dlpack = _exchange_protocol(obj) == "dlpack"
         self.obj = obj
-        self.has_dlpack = has_dlpack
 
     def view(self, stream_ptr=None):
         if self.has_dlpack:

@@ -1,160 +1,246 @@
 /*
- * view/dlpack.c: DLPack element types (size, name, equality) and the export of
- * views as DLPack managed tensors.
+ * view/dlpack.c: DLPack at the boundary: importing a producer's managed
+ * tensor as a view, the consumer's side of the exchange (which stream to
+ * hand the producer, and where the tensor must be), and exporting views as
+ * managed tensors.
  */
+#include <assert.h>
 #include <stdint.h>
 
 #include "memory/memory.h"
-#include "strided/dlpack.h"
+#include "strided/dtype.h"
 #include "strided/view.h"
+#include "view/view_internal.h"
 
-/* The NumPy / ml_dtypes names of the float8 codes 7..14, in code order. */
-static const char *const float8_names[] = {
-    "float8_e3m4",    "float8_e4m3",    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",  "float8_e4m3fnuz", "float8_e5m2",
-    "float8_e5m2fnuz", "float8_e8m0fnu",
-};
-
-/* The prefix of a code's name, for the codes whose name is the prefix
- * followed by the bits ("int", "uint", ...), or NULL. */
-static const char *bits_prefix(int code)
+/* The release callbacks of imported tensors' buffers: the context is the
+ * managed tensor, whose deleter (if any) runs once, here. */
+static void release_versioned(void *context, void *ptr, size_t size)
 {
-    switch (code) {
-    case STRIDED_DTYPE_INT:
-        return "int";
-    case STRIDED_DTYPE_UINT:
-        return "uint";
-    case STRIDED_DTYPE_FLOAT:
-        return "float";
-    case STRIDED_DTYPE_BFLOAT:
-        return "bfloat";
-    case STRIDED_DTYPE_COMPLEX:
-        return "complex";
-    default:
-        return NULL;
-    }
+    (void)ptr;
+    (void)size;
+    strided_dl_managed_tensor_versioned *m = context;
+    if (m->deleter != NULL)
+        m->deleter(m);
 }
 
-/* The element size of a supported type, or 0 for any other. Sets no
- * error, so that strided_dtype_format can use it. */
-static int supported_itemsize(strided_dtype d)
+static void release_legacy(void *context, void *ptr, size_t size)
 {
-    if (d.lanes != 1)
-        return 0;
-    switch (d.code) {
-    case STRIDED_DTYPE_INT:
-    case STRIDED_DTYPE_UINT:
-        return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64
-                   ? d.bits / 8
-                   : 0;
-    case STRIDED_DTYPE_FLOAT:
-        return d.bits == 16 || d.bits == 32 || d.bits == 64 ? d.bits / 8 : 0;
-    case STRIDED_DTYPE_BFLOAT:
-        return d.bits == 16 ? 2 : 0;
-    case STRIDED_DTYPE_COMPLEX:
-        return d.bits == 64 || d.bits == 128 ? d.bits / 8 : 0;
-    case STRIDED_DTYPE_BOOL:
-        return d.bits == 8 ? 1 : 0;
-    case STRIDED_DTYPE_FLOAT8_E3M4:
-    case STRIDED_DTYPE_FLOAT8_E4M3:
-    case STRIDED_DTYPE_FLOAT8_E4M3B11FNUZ:
-    case STRIDED_DTYPE_FLOAT8_E4M3FN:
-    case STRIDED_DTYPE_FLOAT8_E4M3FNUZ:
-    case STRIDED_DTYPE_FLOAT8_E5M2:
-    case STRIDED_DTYPE_FLOAT8_E5M2FNUZ:
-    case STRIDED_DTYPE_FLOAT8_E8M0FNU:
-        return d.bits == 8 ? 1 : 0;
-    default:
-        return 0;
-    }
+    (void)ptr;
+    (void)size;
+    strided_dl_managed_tensor *m = context;
+    if (m->deleter != NULL)
+        m->deleter(m);
 }
 
-strided_status strided_dtype_itemsize(strided_dtype dtype, int *out)
+/* Validate a managed tensor (on the device request names, when not NULL)
+ * and make its view in *out (written on success only). On failure nothing is owned: the caller calls the deleter. On
+ * success the view's buffer owns the tensor.
+ * Assumes: managed is not NULL. */
+static strided_status import_tensor(const char *op, void *managed, bool versioned,
+                                    const strided_dlpack_request *request, strided_view *out)
 {
-    const char *op = "dtype_itemsize";
+    assert(managed != NULL);
+    const strided_dl_tensor *t = NULL;
+    bool strides_required = false;
+    bool readonly = false;
+    if (versioned) {
+        strided_dl_managed_tensor_versioned *m = managed;
+        /* DLPack: with another major version no other field may be read. */
+        if (m->version.major != STRIDED_DLPACK_MAJOR_VERSION)
+            return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                                 "Unsupported DLPack major version: %lu "
+                                 "(only 1 is supported)",
+                                 (unsigned long)m->version.major);
+        t = &m->dl_tensor;
+        strides_required = m->version.minor >= 2;
+        readonly = (m->flags & STRIDED_DLPACK_FLAG_READ_ONLY) != 0;
+    } else {
+        strided_dl_managed_tensor *m = managed;
+        t = &m->dl_tensor;
+    }
+
+    int ndim = t->ndim;
+    if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "dl_tensor.ndim is %d, outside 0..%d", ndim,
+                             STRIDED_MAX_NDIM);
+    if (ndim > 0 && t->shape == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "dl_tensor.shape is NULL with ndim %d", ndim);
+    if (ndim > 0 && t->strides == NULL && strides_required)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "dl_tensor.strides is NULL with ndim %d; DLPack "
+                             "1.2 and later require explicit strides",
+                             ndim);
+    bool empty = false;
+    for (int i = 0; i < ndim; i++) {
+        if (t->shape[i] < 0)
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                                 "dl_tensor.shape[%d] is %lld; extents must "
+                                 "be non-negative",
+                                 i, (long long)t->shape[i]);
+        if (t->shape[i] == 0)
+            empty = true;
+    }
+    int itemsize = 0;
+    if (strided_dtype_itemsize(t->dtype, &itemsize) != STRIDED_OK)
+        return strided__refail(STRIDED_ERR_UNSUPPORTED, op, "");
+
+    strided_device device = t->device;
+    if (device.device_type != STRIDED_DEVICE_CPU &&
+        device.device_type != STRIDED_DEVICE_CUDA &&
+        device.device_type != STRIDED_DEVICE_CUDA_HOST &&
+        device.device_type != STRIDED_DEVICE_CUDA_MANAGED)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "dl_tensor.device.device_type %d is not "
+                             "supported (only CPU, CUDA, CUDA host and CUDA "
+                             "managed)",
+                             (int)device.device_type);
+    if (device.device_id < 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "dl_tensor.device.device_id is %d; it must not "
+                             "be negative",
+                             (int)device.device_id);
+    if (device.device_type == STRIDED_DEVICE_CPU && device.device_id != 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "dl_tensor.device.device_id is %d; a CPU "
+                             "device must have id 0",
+                             (int)device.device_id);
+
+    if (t->data == NULL && !empty) {
+        char shape[STRIDED_MAX_NDIM * 22 + 8];
+        strided__text text = {shape, sizeof shape, 0};
+        strided__text_tuple(&text, ndim, t->shape);
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "dl_tensor.data is NULL for a tensor of shape "
+                             "%s, which has elements",
+                             shape);
+    }
+    /* byte_offset: overflow first, then alignment, so that a huge offset
+     * reads as what it is. */
+    uint64_t byte_offset = t->byte_offset;
+    uintptr_t data = (uintptr_t)t->data;
+    if (byte_offset > (uint64_t)INT64_MAX)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "dl_tensor.byte_offset %llu exceeds INT64_MAX",
+                             (unsigned long long)byte_offset);
+    if (byte_offset > (uint64_t)(UINTPTR_MAX - data))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "dl_tensor.data %p + byte_offset %llu overflows "
+                             "the address space",
+                             t->data, (unsigned long long)byte_offset);
+    if (byte_offset % (uint64_t)itemsize != 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "dl_tensor.byte_offset %llu is not a multiple "
+                             "of the itemsize %d",
+                             (unsigned long long)byte_offset, itemsize);
+
+    /* Where the producer said it would be: the same device type, and for
+     * CUDA the same device (the ids of CUDA host and managed memory name no
+     * device). */
+    if (request != NULL &&
+        (device.device_type != request->device.device_type ||
+         (device.device_type == STRIDED_DEVICE_CUDA &&
+          device.device_id != request->device.device_id)))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "__dlpack_device__() returned (%d, %d) but the tensor's "
+                             "dl_tensor.device is (%d, %d)",
+                             (int)request->device.device_type,
+                             (int)request->device.device_id, (int)device.device_type,
+                             (int)device.device_id);
+
+    strided_layout layout;
+    strided_status status =
+        strided_layout_init(&layout, ndim, t->shape, t->strides, itemsize);
+    if (status != STRIDED_OK)
+        return strided__refail(status, op, "");
+
+    /* Into out directly (written on success only): a view is over 1 KB,
+     * and this is the hot path of every import. */
+    status = strided__view_wrap(op, (void *)(data + (uintptr_t)byte_offset), &layout, &t->dtype,
+                                readonly, &device,
+                                versioned ? release_versioned : release_legacy, managed, out);
+    if (status != STRIDED_OK)
+        return status;
+    /* The driver classified CUDA host and managed memory; the device the
+     * tensor names is still the one a consumer is told it belongs to. */
+    if (device.device_type == STRIDED_DEVICE_CUDA_HOST ||
+        device.device_type == STRIDED_DEVICE_CUDA_MANAGED) {
+        out->home_device = device.device_id;
+        out->device_accessible = true;
+    }
+    return STRIDED_OK;
+}
+
+strided_status strided_view_import_dlpack(void *managed, bool versioned, strided_view *out)
+{
+    return strided_view_import_dlpack_checked(managed, versioned, NULL, out);
+}
+
+strided_status strided_view_import_dlpack_checked(void *managed, bool versioned,
+                                                  const strided_dlpack_request *request,
+                                                  strided_view *out)
+{
+    const char *op = "import_dlpack";
+    if (managed == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "managed is NULL: there is no tensor to import");
+    strided_status status = STRIDED_OK;
+    if (out == NULL)
+        status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                               "out is required");
+    else
+        status = import_tensor(op, managed, versioned, request, out);
+    if (status != STRIDED_OK) {
+        /* Nothing took the tensor: it is still ours to delete, once. */
+        if (versioned)
+            release_versioned(managed, NULL, 0);
+        else
+            release_legacy(managed, NULL, 0);
+        return status;
+    }
+    return STRIDED_OK;
+}
+
+strided_status strided_dlpack_request_make(int64_t device_type, int64_t device_id,
+                                           bool stream_given, int64_t stream,
+                                           strided_dlpack_request *out)
+{
+    const char *op = "from_dlpack";
     if (out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
-    int size = supported_itemsize(dtype);
-    if (size > 0) {
-        *out = size;
-        return STRIDED_OK;
-    }
-    /* Say why, most specific reason first. */
-    if (dtype.lanes != 1)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "vector dtypes (lanes=%u) are not supported",
-                             (unsigned)dtype.lanes);
-    switch (dtype.code) {
-    case STRIDED_DTYPE_FLOAT6_E2M3FN:
-    case STRIDED_DTYPE_FLOAT6_E3M2FN:
-    case STRIDED_DTYPE_FLOAT4_E2M1FN:
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "%s (%u bits) is not byte-addressable: "
-                             "sub-byte types are not supported",
-                             dtype.code == STRIDED_DTYPE_FLOAT6_E2M3FN
-                                 ? "float6_e2m3fn"
-                             : dtype.code == STRIDED_DTYPE_FLOAT6_E3M2FN
-                                 ? "float6_e3m2fn"
-                                 : "float4_e2m1fn",
-                             (unsigned)dtype.bits);
-    case STRIDED_DTYPE_OPAQUE_HANDLE:
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "opaque handles (dtype code 3, bits=%u) are not "
-                             "supported",
-                             (unsigned)dtype.bits);
-    default:
+    /* cuda.core asserts these of the producer. */
+    if ((device_type == STRIDED_DEVICE_CPU && device_id != 0) ||
+        (device_type == STRIDED_DEVICE_CUDA && (device_id < 0 || device_id > INT32_MAX)))
+        return strided__fail(STRIDED_ERR_PROTOCOL, op,
+                             "__dlpack_device__() returned device id %lld for device type "
+                             "%lld; a CPU device must have id 0 and a CUDA device a "
+                             "non-negative id",
+                             (long long)device_id, (long long)device_type);
+    bool needs_stream;
+    switch (device_type) {
+    case STRIDED_DEVICE_CPU:
+    case STRIDED_DEVICE_CUDA:
+        needs_stream = true;
         break;
+    case STRIDED_DEVICE_CUDA_HOST:
+    case STRIDED_DEVICE_CUDA_MANAGED:
+        needs_stream = false;
+        break;
+    default:
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "device not supported");
     }
-    if (dtype.code > STRIDED_DTYPE_FLOAT4_E2M1FN)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "unknown dtype code %u (bits=%u, lanes=%u)",
-                             (unsigned)dtype.code, (unsigned)dtype.bits,
-                             (unsigned)dtype.lanes);
-    if (dtype.bits % 8 != 0)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "dtype(code=%u, bits=%u, lanes=1) is not "
-                             "byte-addressable: bits must be a multiple of 8",
-                             (unsigned)dtype.code, (unsigned)dtype.bits);
-    const char *prefix = bits_prefix(dtype.code);
-    if (prefix != NULL)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "%s%u is not supported", prefix,
-                             (unsigned)dtype.bits);
-    if (dtype.code == STRIDED_DTYPE_BOOL)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "%u-bit bool is not supported",
-                             (unsigned)dtype.bits);
-    return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                         "%s with %u bits is not supported",
-                         float8_names[dtype.code - STRIDED_DTYPE_FLOAT8_E3M4],
-                         (unsigned)dtype.bits);
-}
-
-size_t strided_dtype_format(strided_dtype dtype, char *buf, size_t size)
-{
-    strided__text t = {buf, size, 0};
-    if (size > 0)
-        buf[0] = '\0';
-    if (supported_itemsize(dtype) == 0) {
-        strided__text_append(&t, "dtype(code=%u, bits=%u, lanes=%u)",
-                             (unsigned)dtype.code, (unsigned)dtype.bits,
-                             (unsigned)dtype.lanes);
-        return t.len;
-    }
-    const char *prefix = bits_prefix(dtype.code);
-    if (prefix != NULL)
-        strided__text_append(&t, "%s%u", prefix, (unsigned)dtype.bits);
-    else if (dtype.code == STRIDED_DTYPE_BOOL)
-        strided__text_append(&t, "bool");
-    else
-        strided__text_append(&t, "%s",
-                             float8_names[dtype.code - STRIDED_DTYPE_FLOAT8_E3M4]);
-    return t.len;
-}
-
-bool strided_dtype_equal(strided_dtype a, strided_dtype b)
-{
-    return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+    if (!stream_given && needs_stream)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "stream=None is ambiguous with view()");
+    /* The ids of CUDA host and managed memory name no device; keep what
+     * the producer said, clamped to the field. */
+    out->device.device_type = (int32_t)device_type;
+    out->device.device_id = device_id < 0 ? -1 : device_id > INT32_MAX ? INT32_MAX
+                                                                        : (int32_t)device_id;
+    /* 0 passes no stream; for CPU, -1 ("no synchronisation") neither. */
+    out->pass_stream = stream_given && stream != 0 &&
+                       !(device_type == STRIDED_DEVICE_CPU && stream == -1);
+    return STRIDED_OK;
 }
 
 /* The exported tensors: each is one allocation holding the managed struct
@@ -236,46 +322,73 @@ static void fill_tensor(const strided_view *view, int64_t *dims,
     t->byte_offset = 0;
 }
 
-strided_status strided_view_export_dlpack(
-    const strided_view *view, strided_dl_managed_tensor_versioned **out)
+/* Export view as a versioned (versioned true) or legacy tensor in *out. */
+static strided_status export_tensor(const char *op, const strided_view *view, bool versioned,
+                                    void **out)
 {
-    const char *op = "export_dlpack";
     strided_status status = check_exportable(op, view, out);
     if (status != STRIDED_OK)
         return status;
     size_t ndim = (size_t)view->layout.ndim;
-    exported_versioned *e =
-        strided__malloc(sizeof *e + 2 * ndim * sizeof(int64_t));
+    size_t head = versioned ? sizeof(exported_versioned) : sizeof(exported_legacy);
+    void *e = strided__malloc(head + 2 * ndim * sizeof(int64_t));
     if (e == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate a DLPack tensor");
-    strided_dl_managed_tensor_versioned *m = &e->managed;
-    m->version.major = STRIDED_DLPACK_MAJOR_VERSION;
-    m->version.minor = STRIDED_DLPACK_MINOR_VERSION;
-    m->manager_ctx = strided_buffer_retain(view->buffer);
-    m->deleter = delete_versioned;
-    m->flags = view->readonly ? STRIDED_DLPACK_FLAG_READ_ONLY : 0;
-    fill_tensor(view, e->dims, &m->dl_tensor);
-    *out = m;
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate a DLPack tensor");
+    strided_buffer *held = strided_buffer_retain(view->buffer);
+    if (versioned) {
+        exported_versioned *v = e;
+        strided_dl_managed_tensor_versioned *m = &v->managed;
+        m->version.major = STRIDED_DLPACK_MAJOR_VERSION;
+        m->version.minor = STRIDED_DLPACK_MINOR_VERSION;
+        m->manager_ctx = held;
+        m->deleter = delete_versioned;
+        m->flags = view->readonly ? STRIDED_DLPACK_FLAG_READ_ONLY : 0;
+        fill_tensor(view, v->dims, &m->dl_tensor);
+    } else {
+        exported_legacy *l = e;
+        strided_dl_managed_tensor *m = &l->managed;
+        m->manager_ctx = held;
+        m->deleter = delete_legacy;
+        fill_tensor(view, l->dims, &m->dl_tensor);
+    }
+    *out = e;
     return STRIDED_OK;
+}
+
+strided_status strided_view_export_dlpack(const strided_view *view,
+                                          strided_dl_managed_tensor_versioned **out)
+{
+    return export_tensor("export_dlpack", view, true, (void **)out);
 }
 
 strided_status strided_view_export_dlpack_legacy(const strided_view *view,
                                                  strided_dl_managed_tensor **out)
 {
-    const char *op = "export_dlpack_legacy";
-    strided_status status = check_exportable(op, view, out);
-    if (status != STRIDED_OK)
-        return status;
-    size_t ndim = (size_t)view->layout.ndim;
-    exported_legacy *e = strided__malloc(sizeof *e + 2 * ndim * sizeof(int64_t));
-    if (e == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate a DLPack tensor");
-    strided_dl_managed_tensor *m = &e->managed;
-    m->manager_ctx = strided_buffer_retain(view->buffer);
-    m->deleter = delete_legacy;
-    fill_tensor(view, e->dims, &m->dl_tensor);
-    *out = m;
+    return export_tensor("export_dlpack_legacy", view, false, (void **)out);
+}
+
+strided_status strided_view_check_dlpack_stream(const strided_view *view, bool given,
+                                                int64_t stream)
+{
+    const char *op = "__dlpack__";
+    if (view == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "the view is required");
+    if (!given || stream == -1)
+        return STRIDED_OK;
+    int32_t type = view->device.device_type;
+    if (type != STRIDED_DEVICE_CUDA && type != STRIDED_DEVICE_CUDA_MANAGED)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "stream=%lld is not valid for a view of host memory: a "
+                             "host producer takes stream=None or -1",
+                             (long long)stream);
+    if (stream == 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "stream=0 is ambiguous (the legacy or the per-thread "
+                             "default stream): pass 1, 2 or a stream handle");
+    if (stream < -1)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "stream=%lld is not a stream: pass -1, 1, 2 or a stream "
+                             "handle",
+                             (long long)stream);
     return STRIDED_OK;
 }

@@ -1,6 +1,6 @@
 /*
- * view/stream.c: ordering work between CUDA streams with events, and the
- * current device.
+ * view/stream.c: ordering work between CUDA streams with events, the
+ * current device, and a consumer's stream argument.
  */
 #include <stdint.h>
 
@@ -61,5 +61,21 @@ strided_status strided_current_device(int *out)
             return status;
     }
     *out = (int)dev;
+    return STRIDED_OK;
+}
+
+strided_status strided_consumer_stream_parse(bool negative, uint64_t magnitude,
+                                             strided_consumer_stream *out)
+{
+    const char *op = "stream_ptr";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    if (negative && magnitude > 1)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "stream_ptr must be -1 (no synchronisation) or a CUDA stream "
+                             "handle, got -%llu",
+                             (unsigned long long)magnitude);
+    out->sync = !negative || magnitude == 0;
+    out->stream = out->sync ? (void *)(uintptr_t)magnitude : NULL;
     return STRIDED_OK;
 }

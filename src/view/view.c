@@ -1,28 +1,28 @@
 /*
  * view/view.c: strided views (a buffer seen through a layout), their range
- * validation, and DLPack import.
+ * validation, and views of memory described by the address of its element
+ * (0,...,0) and a layout (what the imports build on).
  *
  * Every view keeps the invariant of view.h: the bytes its elements occupy,
  * origin + [min_offset, max_offset + 1) * itemsize, lie inside [0, size) of
- * its buffer. An imported DLPack tensor becomes a buffer that covers exactly
- * its footprint and owns the managed tensor, so views derived from the
- * import are checked against the producer's memory and keep it alive.
+ * its buffer. A wrapped description becomes a buffer that covers exactly
+ * its footprint, so views derived from an import are checked against the
+ * producer's memory and keep it alive.
  */
 #include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "base/base.h"
-#include "strided/dlpack.h"
+#include "strided/dtype.h"
 #include "strided/view.h"
+#include "view/view_internal.h"
 
-/* Re-issue the calling thread's last failure under op, so that a failure
- * of a function this module calls reads as this module's. */
-static strided_status refail(strided_status status, const char *op)
+strided_status strided__refail(strided_status status, const char *op, const char *prefix)
 {
     char reason[4096];
     snprintf(reason, sizeof reason, "%s", strided_last_error_reason());
-    return strided__fail(status, op, "%s", reason);
+    return strided__fail(status, op, "%s%s", prefix, reason);
 }
 
 strided_device strided_buffer_device(const strided_buffer *b)
@@ -63,19 +63,32 @@ static strided_status check_layout(const char *op, const strided_layout *l)
     return strided__fail(status, op, "invalid layout: %s", reason);
 }
 
+/* Check that elements of size bytes are the layout's, of itemsize. */
+static strided_status check_itemsize(const char *op, int64_t size, int64_t itemsize)
+{
+    if (size != itemsize)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "The dtype's itemsize (%lld) does not match the "
+                             "layout's itemsize (%lld).",
+                             (long long)size, (long long)itemsize);
+    return STRIDED_OK;
+}
+
 /* Check that dtype describes elements of itemsize bytes. */
 static strided_status check_dtype(const char *op, const strided_dtype *dtype,
                                   int itemsize)
 {
     int size = 0;
     if (strided_dtype_itemsize(*dtype, &size) != STRIDED_OK)
-        return refail(STRIDED_ERR_UNSUPPORTED, op);
-    if (size != itemsize)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "The dtype's itemsize (%d) does not match the "
-                             "layout's itemsize (%d).",
-                             size, itemsize);
-    return STRIDED_OK;
+        return strided__refail(STRIDED_ERR_UNSUPPORTED, op, "");
+    return check_itemsize(op, size, itemsize);
+}
+
+strided_status strided_view_check_itemsize(const strided_layout *layout, int64_t itemsize)
+{
+    if (layout == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "view", "layout is required");
+    return check_itemsize("view", itemsize, layout->itemsize);
 }
 
 /* Check that every byte the layout's elements occupy, counted from origin,
@@ -147,6 +160,9 @@ strided_status strided_view_from_buffer(strided_buffer *buffer,
     if (dtype != NULL)
         v.dtype = *dtype;
     v.device = strided_buffer_device(buffer);
+    strided_memory_info info = strided_buffer_memory_info(buffer);
+    v.home_device = info.device_id;
+    v.device_accessible = info.device_accessible;
     v.readonly = readonly;
     *out = v;
     return STRIDED_OK;
@@ -187,6 +203,8 @@ strided_status strided_view_view(const strided_view *view,
         v.dtype = view->dtype;
     }
     v.device = view->device;
+    v.home_device = view->home_device;
+    v.device_accessible = view->device_accessible;
     v.readonly = view->readonly;
     *out = v;
     return STRIDED_OK;
@@ -324,7 +342,15 @@ strided_status strided_view_wrap(void *element0, const strided_layout *layout,
                                  strided_release_fn release, void *context,
                                  strided_view *out)
 {
-    const char *op = "wrap";
+    return strided__view_wrap("wrap", element0, layout, dtype, readonly, device, release,
+                              context, out);
+}
+
+strided_status strided__view_wrap(const char *op, void *element0, const strided_layout *layout,
+                                  const strided_dtype *dtype, bool readonly,
+                                  const strided_device *device, strided_release_fn release,
+                                  void *context, strided_view *out)
+{
     if (layout == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "layout and out are required");
@@ -350,203 +376,9 @@ strided_status strided_view_wrap(void *element0, const strided_layout *layout,
     out->has_dtype = dtype != NULL;
     out->dtype = dtype != NULL ? *dtype : (strided_dtype){0, 0, 0};
     out->device = device != NULL ? *device : strided_buffer_device(buffer);
+    strided_memory_info info = strided_buffer_memory_info(buffer);
+    out->home_device = info.device_id;
+    out->device_accessible = info.device_accessible;
     out->readonly = readonly;
-    return STRIDED_OK;
-}
-
-/* The release callbacks of imported tensors' buffers: the context is the
- * managed tensor, whose deleter (if any) runs once, here. */
-static void release_versioned(void *context, void *ptr, size_t size)
-{
-    (void)ptr;
-    (void)size;
-    strided_dl_managed_tensor_versioned *m = context;
-    if (m->deleter != NULL)
-        m->deleter(m);
-}
-
-static void release_legacy(void *context, void *ptr, size_t size)
-{
-    (void)ptr;
-    (void)size;
-    strided_dl_managed_tensor *m = context;
-    if (m->deleter != NULL)
-        m->deleter(m);
-}
-
-/* Validate a managed tensor and make its view in *out (written on success
- * only). On failure nothing is owned: the caller calls the deleter. On
- * success the view's buffer owns the tensor.
- * Assumes: managed is not NULL. */
-static strided_status import_tensor(const char *op, void *managed,
-                                    bool versioned, strided_view *out)
-{
-    assert(managed != NULL);
-    const strided_dl_tensor *t = NULL;
-    bool strides_required = false;
-    bool readonly = false;
-    if (versioned) {
-        strided_dl_managed_tensor_versioned *m = managed;
-        /* DLPack: with another major version no other field may be read. */
-        if (m->version.major != STRIDED_DLPACK_MAJOR_VERSION)
-            return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                                 "Unsupported DLPack major version: %lu "
-                                 "(only 1 is supported)",
-                                 (unsigned long)m->version.major);
-        t = &m->dl_tensor;
-        strides_required = m->version.minor >= 2;
-        readonly = (m->flags & STRIDED_DLPACK_FLAG_READ_ONLY) != 0;
-    } else {
-        strided_dl_managed_tensor *m = managed;
-        t = &m->dl_tensor;
-    }
-
-    int ndim = t->ndim;
-    if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.ndim is %d, outside 0..%d", ndim,
-                             STRIDED_MAX_NDIM);
-    if (ndim > 0 && t->shape == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.shape is NULL with ndim %d", ndim);
-    if (ndim > 0 && t->strides == NULL && strides_required)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.strides is NULL with ndim %d; DLPack "
-                             "1.2 and later require explicit strides",
-                             ndim);
-    bool empty = false;
-    for (int i = 0; i < ndim; i++) {
-        if (t->shape[i] < 0)
-            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                                 "dl_tensor.shape[%d] is %lld; extents must "
-                                 "be non-negative",
-                                 i, (long long)t->shape[i]);
-        if (t->shape[i] == 0)
-            empty = true;
-    }
-    int itemsize = 0;
-    if (strided_dtype_itemsize(t->dtype, &itemsize) != STRIDED_OK)
-        return refail(STRIDED_ERR_UNSUPPORTED, op);
-
-    strided_device device = t->device;
-    if (device.device_type != STRIDED_DEVICE_CPU &&
-        device.device_type != STRIDED_DEVICE_CUDA &&
-        device.device_type != STRIDED_DEVICE_CUDA_HOST &&
-        device.device_type != STRIDED_DEVICE_CUDA_MANAGED)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "dl_tensor.device.device_type %d is not "
-                             "supported (only CPU, CUDA, CUDA host and CUDA "
-                             "managed)",
-                             (int)device.device_type);
-    if (device.device_id < 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.device.device_id is %d; it must not "
-                             "be negative",
-                             (int)device.device_id);
-    if (device.device_type == STRIDED_DEVICE_CPU && device.device_id != 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.device.device_id is %d; a CPU "
-                             "device must have id 0",
-                             (int)device.device_id);
-
-    if (t->data == NULL && !empty) {
-        char shape[STRIDED_MAX_NDIM * 22 + 8];
-        strided__text text = {shape, sizeof shape, 0};
-        strided__text_tuple(&text, ndim, t->shape);
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.data is NULL for a tensor of shape "
-                             "%s, which has elements",
-                             shape);
-    }
-    /* byte_offset: overflow first, then alignment (robustness.md B8 16). */
-    uint64_t byte_offset = t->byte_offset;
-    uintptr_t data = (uintptr_t)t->data;
-    if (byte_offset > (uint64_t)INT64_MAX)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.byte_offset %llu exceeds INT64_MAX",
-                             (unsigned long long)byte_offset);
-    if (byte_offset > (uint64_t)(UINTPTR_MAX - data))
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.data %p + byte_offset %llu overflows "
-                             "the address space",
-                             t->data, (unsigned long long)byte_offset);
-    if (byte_offset % (uint64_t)itemsize != 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.byte_offset %llu is not a multiple "
-                             "of the itemsize %d",
-                             (unsigned long long)byte_offset, itemsize);
-
-    strided_layout layout;
-    strided_status status =
-        strided_layout_init(&layout, ndim, t->shape, t->strides, itemsize);
-    if (status != STRIDED_OK)
-        return refail(status, op);
-
-    strided_buffer *buffer = NULL;
-    int64_t origin = 0;
-    status = wrap_footprint(op, (void *)(data + (uintptr_t)byte_offset), &layout,
-                            &device, versioned ? release_versioned : release_legacy,
-                            managed, &buffer, &origin);
-    if (status != STRIDED_OK)
-        return status;
-    /* Field by field: a view is over 1 KB, and this is the hot path of
-     * every import. */
-    out->buffer = buffer;
-    out->origin = origin;
-    out->layout = layout;
-    out->has_dtype = true;
-    out->dtype = t->dtype;
-    out->device = device;
-    out->readonly = readonly;
-    return STRIDED_OK;
-}
-
-strided_status strided_view_import_dlpack(void *managed, bool versioned,
-                                          strided_view *out)
-{
-    const char *op = "import_dlpack";
-    if (managed == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "managed is NULL: there is no tensor to import");
-    strided_status status = STRIDED_OK;
-    if (out == NULL)
-        status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                               "out is required");
-    else
-        status = import_tensor(op, managed, versioned, out);
-    if (status != STRIDED_OK) {
-        /* Nothing took the tensor: it is still ours to delete, once. */
-        if (versioned)
-            release_versioned(managed, NULL, 0);
-        else
-            release_legacy(managed, NULL, 0);
-        return status;
-    }
-    return STRIDED_OK;
-}
-
-strided_status strided_view_check_dlpack_stream(const strided_view *view, bool given,
-                                                int64_t stream)
-{
-    const char *op = "__dlpack__";
-    if (view == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "the view is required");
-    if (!given || stream == -1)
-        return STRIDED_OK;
-    int32_t type = view->device.device_type;
-    if (type != STRIDED_DEVICE_CUDA && type != STRIDED_DEVICE_CUDA_MANAGED)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "stream=%lld is not valid for a view of host memory: a "
-                             "host producer takes stream=None or -1",
-                             (long long)stream);
-    if (stream == 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "stream=0 is ambiguous (the legacy or the per-thread "
-                             "default stream): pass 1, 2 or a stream handle");
-    if (stream < -1)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "stream=%lld is not a stream: pass -1, 1, 2 or a stream "
-                             "handle",
-                             (long long)stream);
     return STRIDED_OK;
 }

@@ -17,6 +17,7 @@ static void test_status_values_are_the_abi(void **state)
     assert_int_equal(STRIDED_ERR_INTERNAL, 5);
     assert_int_equal(STRIDED_ERR_NO_CUDA_DRIVER, 6);
     assert_int_equal(STRIDED_ERR_CUDA, 7);
+    assert_int_equal(STRIDED_ERR_PROTOCOL, 8);
 }
 
 static void test_status_name_of_each_code(void **state)
@@ -37,12 +38,14 @@ static void test_status_name_of_each_code(void **state)
                         "STRIDED_ERR_NO_CUDA_DRIVER");
     assert_string_equal(strided_status_name(STRIDED_ERR_CUDA),
                         "STRIDED_ERR_CUDA");
+    assert_string_equal(strided_status_name(STRIDED_ERR_PROTOCOL),
+                        "STRIDED_ERR_PROTOCOL");
 }
 
 static void test_status_name_of_unknown_value(void **state)
 {
     (void)state;
-    assert_string_equal(strided_status_name((strided_status)8),
+    assert_string_equal(strided_status_name((strided_status)9),
                         "STRIDED_UNKNOWN");
     assert_string_equal(strided_status_name((strided_status)-1),
                         "STRIDED_UNKNOWN");
@@ -68,12 +71,14 @@ static void test_status_text_of_each_code(void **state)
                         "no CUDA driver");
     assert_string_equal(strided_status_text(STRIDED_ERR_CUDA),
                         "CUDA driver error");
+    assert_string_equal(strided_status_text(STRIDED_ERR_PROTOCOL),
+                        "exchange protocol violated");
 }
 
 static void test_status_text_of_unknown_value_is_not_null(void **state)
 {
     (void)state;
-    assert_non_null(strided_status_text((strided_status)8));
+    assert_non_null(strided_status_text((strided_status)9));
     assert_non_null(strided_status_text((strided_status)-1));
     assert_non_null(strided_status_text((strided_status)1000000));
 }

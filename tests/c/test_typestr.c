@@ -1,6 +1,9 @@
 /*
  * test_typestr.c: array-interface type strings (strided_typestr_parse), the
- * one table of element types strided accepts.
+ * one table of element types strided accepts, and the mappings between
+ * DLPack types, their names and NumPy's spellings (strided_dtype_parse,
+ * strided_dtype_typestr, strided_dtype_from_numpy,
+ * strided_typestr_check_dlpack_export).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -175,6 +178,146 @@ static void test_malformed_strings(void **state)
                  "<f4xxxxxxxxxxxxxxxxxxxxxxxxxxxxx... is not an array-interface type string");
 }
 
+/* Every DLPack type strided takes, with NumPy's name and type string (as
+ * numpy and ml_dtypes give them). */
+typedef struct {
+    int line;
+    int code, bits;
+    const char *name;
+    const char *typestr;
+} named_type;
+
+static const named_type named_types[] = {
+    CASE(STRIDED_DTYPE_INT, 8, "int8", "|i1"),
+    CASE(STRIDED_DTYPE_INT, 16, "int16", NATIVE "i2"),
+    CASE(STRIDED_DTYPE_INT, 32, "int32", NATIVE "i4"),
+    CASE(STRIDED_DTYPE_INT, 64, "int64", NATIVE "i8"),
+    CASE(STRIDED_DTYPE_UINT, 8, "uint8", "|u1"),
+    CASE(STRIDED_DTYPE_UINT, 16, "uint16", NATIVE "u2"),
+    CASE(STRIDED_DTYPE_UINT, 32, "uint32", NATIVE "u4"),
+    CASE(STRIDED_DTYPE_UINT, 64, "uint64", NATIVE "u8"),
+    CASE(STRIDED_DTYPE_FLOAT, 16, "float16", NATIVE "f2"),
+    CASE(STRIDED_DTYPE_FLOAT, 32, "float32", NATIVE "f4"),
+    CASE(STRIDED_DTYPE_FLOAT, 64, "float64", NATIVE "f8"),
+    CASE(STRIDED_DTYPE_COMPLEX, 64, "complex64", NATIVE "c8"),
+    CASE(STRIDED_DTYPE_COMPLEX, 128, "complex128", NATIVE "c16"),
+    CASE(STRIDED_DTYPE_BOOL, 8, "bool", "|b1"),
+    CASE(STRIDED_DTYPE_BFLOAT, 16, "bfloat16", NATIVE "V2"),
+    CASE(STRIDED_DTYPE_FLOAT8_E3M4, 8, "float8_e3m4", NATIVE "V1"),
+    CASE(STRIDED_DTYPE_FLOAT8_E4M3, 8, "float8_e4m3", NATIVE "V1"),
+    CASE(STRIDED_DTYPE_FLOAT8_E4M3B11FNUZ, 8, "float8_e4m3b11fnuz", NATIVE "V1"),
+    CASE(STRIDED_DTYPE_FLOAT8_E4M3FN, 8, "float8_e4m3fn", NATIVE "V1"),
+    CASE(STRIDED_DTYPE_FLOAT8_E4M3FNUZ, 8, "float8_e4m3fnuz", NATIVE "V1"),
+    CASE(STRIDED_DTYPE_FLOAT8_E5M2, 8, "float8_e5m2", NATIVE "f1"),
+    CASE(STRIDED_DTYPE_FLOAT8_E5M2FNUZ, 8, "float8_e5m2fnuz", NATIVE "V1"),
+    CASE(STRIDED_DTYPE_FLOAT8_E8M0FNU, 8, "float8_e8m0fnu", NATIVE "V1"),
+};
+
+static void test_names_and_typestrs_of_every_type(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(named_types); i++) {
+        const named_type *c = &named_types[i];
+        strided_dtype want = {(uint8_t)c->code, (uint8_t)c->bits, 1}, got = {0, 0, 0};
+        check_status_(strided_dtype_parse(c->name, &got), STRIDED_OK, AT(c));
+        if (!strided_dtype_equal(got, want))
+            fail_at(AT(c), "%s parsed as (%d, %d, %d)\n", c->name, got.code, got.bits, got.lanes);
+        char text[16];
+        size_t n = strided_dtype_typestr(want, text, sizeof text);
+        if (n != strlen(c->typestr) || strcmp(text, c->typestr) != 0)
+            fail_at(AT(c), "typestr of %s is \"%s\" (%zu), expected \"%s\"\n", c->name, text,
+                    n, c->typestr);
+        /* NumPy's two strings name the type again. */
+        strided_typestr t;
+        check_status_(strided_dtype_from_numpy(c->typestr, c->name, 0, &t), STRIDED_OK, AT(c));
+        if (!t.has_dtype || !strided_dtype_equal(t.dtype, want))
+            fail_at(AT(c), "from_numpy(%s, %s) lost the type\n", c->typestr, c->name);
+        check_status_(strided_typestr_check_dlpack_export(&t), STRIDED_OK, AT(c));
+    }
+}
+
+static void test_parse_refuses_other_names(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"", "int", "int7", "int128", "int0008", "float128",
+                                        "uint8x", "bfloat32", "complex32", "float8_e4m3fnx",
+                                        "bool8", "Float32", "void16", "str"};
+    strided_dtype d = {7, 7, 7};
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        assert_error(strided_dtype_parse(names[i], &d), STRIDED_ERR_INVALID_ARGUMENT,
+                     "dtype_parse", "names no element type strided knows");
+        assert_int_equal(d.code, 7);
+    }
+    assert_error(strided_dtype_parse(NULL, &d), STRIDED_ERR_INVALID_ARGUMENT, "dtype_parse",
+                 "name and out are required");
+}
+
+static void test_typestr_of_types_outside_the_table(void **state)
+{
+    (void)state;
+    char text[8] = "x";
+    assert_int_equal(strided_dtype_typestr((strided_dtype){STRIDED_DTYPE_FLOAT, 32, 2}, text,
+                                           sizeof text), 0);
+    assert_string_equal(text, "");
+    assert_int_equal(strided_dtype_typestr((strided_dtype){STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1},
+                                           NULL, 0), 0);
+    /* Like snprintf: the length it needs, a truncated text. */
+    assert_int_equal(strided_dtype_typestr((strided_dtype){STRIDED_DTYPE_COMPLEX, 128, 1},
+                                           text, 3), 4);
+    assert_string_equal(text, NATIVE "c");
+}
+
+static void test_numpy_types_without_a_dlpack_type(void **state)
+{
+    (void)state;
+    strided_typestr t;
+    /* Raw bytes whose name is no ml_dtypes type; a name that does not fit
+     * the size; a name on a type string that already decides. */
+    assert_ok(strided_dtype_from_numpy("|V2", "void16", 0, &t));
+    assert_false(t.has_dtype);
+    assert_ok(strided_dtype_from_numpy(NATIVE "V1", "bfloat16", 0, &t));
+    assert_false(t.has_dtype);
+    assert_ok(strided_dtype_from_numpy(NATIVE "V2", NULL, 0, &t));
+    assert_false(t.has_dtype);
+    assert_ok(strided_dtype_from_numpy(NATIVE "f4", "bfloat16", 0, &t));
+    assert_true(strided_dtype_equal(t.dtype, (strided_dtype){STRIDED_DTYPE_FLOAT, 32, 1}));
+    /* Structured types have none, whatever their string. */
+    assert_ok(strided_dtype_from_numpy("|V8", "void64", STRIDED_TYPESTR_STRUCTURED, &t));
+    assert_true(t.structured);
+    assert_false(t.has_dtype);
+    assert_error(strided_typestr_check_dlpack_export(&t), STRIDED_ERR_UNSUPPORTED, "__dlpack__",
+                 "Structured dtypes are not supported for DLPack export");
+    /* Swapped bytes: accepted unless asked otherwise, never exported. */
+    assert_ok(strided_dtype_from_numpy(FOREIGN "i4", ">int32", 0, &t));
+    assert_true(t.swapped);
+    assert_false(t.has_dtype);
+    assert_error(strided_typestr_check_dlpack_export(&t), STRIDED_ERR_UNSUPPORTED, "__dlpack__",
+                 "Non-native-endian dtypes are not supported for DLPack export");
+    assert_error(strided_dtype_from_numpy(FOREIGN "i4", "int32", STRIDED_TYPESTR_NATIVE_ONLY, &t),
+                 STRIDED_ERR_UNSUPPORTED, "typestr", "is not in the machine's byte order");
+    /* Strings and long double. */
+    assert_ok(strided_dtype_from_numpy("|S3", "bytes24", 0, &t));
+    assert_error(strided_typestr_check_dlpack_export(&t), STRIDED_ERR_UNSUPPORTED, "__dlpack__",
+                 "Unsupported dtype for DLPack export: |S3");
+    assert_ok(strided_dtype_from_numpy(NATIVE "U2", "str64", 0, &t));
+    assert_error(strided_typestr_check_dlpack_export(&t), STRIDED_ERR_UNSUPPORTED, "__dlpack__",
+                 "Unsupported dtype for DLPack export: |U2");
+    assert_ok(strided_dtype_from_numpy(NATIVE "f16", "float128", 0, &t));
+    assert_false(t.has_dtype);
+    /* Objects, said by the string or by the flag. */
+    assert_error(strided_dtype_from_numpy("|O", "object", 0, &t), STRIDED_ERR_UNSUPPORTED,
+                 "typestr", "holds Python object references");
+    assert_error(strided_dtype_from_numpy("|V16", "void128",
+                                          STRIDED_TYPESTR_HOLDS_REFERENCES |
+                                              STRIDED_TYPESTR_STRUCTURED,
+                                          &t),
+                 STRIDED_ERR_UNSUPPORTED, "typestr", "holds Python object references");
+    assert_error(strided_dtype_from_numpy(NULL, "int8", 0, &t), STRIDED_ERR_INVALID_ARGUMENT,
+                 "typestr", "typestr and out are required");
+    assert_error(strided_typestr_check_dlpack_export(NULL), STRIDED_ERR_INVALID_ARGUMENT,
+                 "__dlpack__", "the type is required");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +327,10 @@ int main(void)
         cmocka_unit_test(test_foreign_byte_order),
         cmocka_unit_test(test_kinds_and_sizes_outside_the_table),
         cmocka_unit_test(test_malformed_strings),
+        cmocka_unit_test(test_names_and_typestrs_of_every_type),
+        cmocka_unit_test(test_parse_refuses_other_names),
+        cmocka_unit_test(test_typestr_of_types_outside_the_table),
+        cmocka_unit_test(test_numpy_types_without_a_dlpack_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

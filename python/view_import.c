@@ -1,0 +1,635 @@
+/*
+ * view_import.c: StridedMemoryView's imports: from_dlpack (with the torch
+ * fast path), from_array_interface, from_cuda_array_interface,
+ * from_any_interface and the deprecated constructor. Each reads the
+ * producer's Python objects into C values and hands them to libstrided,
+ * which applies the exchange rules (strided/view.h, strided/interface.h,
+ * strided/stream.h).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "args.h"
+#include "view.h"
+
+/* Names and constants of the calls made here, made once (interned: calls
+ * look them up without hashing new strings). */
+static PyObject *name_dlpack, *name_dlpack_device, *name_cai, *name_ai, *kw_stream,
+    *kw_stream_max_version, *our_max_version;
+
+/* The interface dicts' keys. */
+enum { K_VERSION, K_MASK, K_DATA, K_SHAPE, K_STRIDES, K_TYPESTR, K_STREAM, K_DESCR, K_COUNT };
+static const char *const key_names[K_COUNT] = {"version", "mask",    "data",   "shape",
+                                               "strides", "typestr", "stream", "descr"};
+static PyObject *keys[K_COUNT];
+
+int strided_py_init_view_import(void)
+{
+    name_dlpack = PyUnicode_InternFromString("__dlpack__");
+    name_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
+    name_cai = PyUnicode_InternFromString("__cuda_array_interface__");
+    name_ai = PyUnicode_InternFromString("__array_interface__");
+    kw_stream = Py_BuildValue("(s)", "stream");
+    kw_stream_max_version = Py_BuildValue("(ss)", "stream", "max_version");
+    our_max_version =
+        Py_BuildValue("(ii)", STRIDED_DLPACK_MAJOR_VERSION, STRIDED_DLPACK_MINOR_VERSION);
+    if (name_dlpack == NULL || name_dlpack_device == NULL || name_cai == NULL ||
+        name_ai == NULL || kw_stream == NULL || kw_stream_max_version == NULL ||
+        our_max_version == NULL)
+        return -1;
+    for (int k = 0; k < K_COUNT; k++)
+        if ((keys[k] = PyUnicode_InternFromString(key_names[k])) == NULL)
+            return -1;
+    return 0;
+}
+
+/* The release callback of interface and torch imports: the exporting
+ * object, kept alive while the memory is in use. May run on any thread. */
+static void release_exporter(void *context, void *ptr, size_t size)
+{
+    (void)ptr;
+    (void)size;
+    if (strided_py_can_call_python()) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        Py_DECREF((PyObject *)context);
+        PyGILState_Release(gil);
+    }
+}
+
+/* The view object of an import whose memory holds a reference to obj
+ * (release_exporter): v is taken over, and a new hold tells the collector
+ * of that hidden reference (hold.c). */
+static PyObject *exporter_view_new(strided_view *v, PyObject *obj, PyObject *dtype)
+{
+    strided_py_view *self = strided_py_view_new(v, obj, NULL, NULL, dtype);
+    if (self == NULL)
+        return NULL;
+    return strided_py_view_joined_new(self, strided_py_hold_new(self->view.buffer, obj));
+}
+
+/* ---- stream arguments ---- */
+
+/* A stream_ptr argument (not None) as libstrided reads it. -1 with an
+ * exception set: TypeError for a non-integer, ValueError for one below -1,
+ * OverflowError beyond 2**64 - 1. */
+static int consumer_stream(PyObject *stream_ptr, strided_consumer_stream *out)
+{
+    PyObject *n = strided_py_index(stream_ptr, "stream_ptr", -1);
+    if (n == NULL)
+        return -1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    bool negative = overflow < 0 || (overflow == 0 && v < 0);
+    /* Far below -1 is as invalid as -2: its magnitude saturates. */
+    unsigned long long m = overflow > 0   ? PyLong_AsUnsignedLongLong(n)
+                           : overflow < 0 ? UINT64_MAX
+                           : negative     ? 0 - (unsigned long long)v
+                                          : (unsigned long long)v;
+    Py_DECREF(n);
+    if (PyErr_Occurred())
+        return -1;
+    strided_status status = strided_consumer_stream_parse(negative, m, out);
+    return status == STRIDED_OK ? 0 : (strided_py_raise(status), -1);
+}
+
+/* A stream argument for strided_dlpack_request_make: *out_int NULL for
+ * None, else the int it stands for (new reference), with *value its value
+ * clamped to int64 (any value beyond is just another handle). -1 with
+ * TypeError for a non-integer. */
+static int request_stream(PyObject *stream_ptr, PyObject **out_int, int64_t *value)
+{
+    *out_int = NULL;
+    *value = 0;
+    if (stream_ptr == Py_None)
+        return 0;
+    PyObject *n = strided_py_index(stream_ptr, "stream_ptr", -1);
+    if (n == NULL)
+        return -1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
+    *value = overflow > 0 ? INT64_MAX : overflow < 0 ? INT64_MIN : v;
+    *out_int = n;
+    return 0;
+}
+
+/* ---- DLPack ---- */
+
+/* obj.__dlpack__(stream=stream, max_version=(1, 3)), retried without
+ * max_version for producers that predate it. */
+static PyObject *call_dlpack(PyObject *obj, PyObject *stream)
+{
+    PyObject *args[3] = {obj, stream, our_max_version};
+    PyObject *capsule = PyObject_VectorcallMethod(name_dlpack, args, 1, kw_stream_max_version);
+    if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        capsule = PyObject_VectorcallMethod(name_dlpack, args, 1, kw_stream);
+    }
+    return capsule;
+}
+
+/* from_dlpack of a plain torch tensor, read through its accessors
+ * (torch_view.c), with DLPack's request and stream rules: the consumer
+ * stream waits for torch's current stream. Sets *result (NULL with an
+ * exception) and returns 1, or returns 0 when the tensor must go by DLPack. */
+static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
+{
+    strided_py_torch_tensor d;
+    *result = NULL;
+    int rc = strided_py_torch_describe(t, &d);
+    if (rc <= 0)
+        return rc < 0 ? 1 : 0;
+    PyObject *stream = NULL;
+    int64_t value;
+    strided_dlpack_request request;
+    strided_consumer_stream consumer = {false, NULL};
+    strided_status status;
+    if (request_stream(stream_ptr, &stream, &value) < 0)
+        return 1;
+    Py_XDECREF(stream);
+    status = strided_dlpack_request_make(d.device.device_type, d.device.device_id,
+                                         stream != NULL, value, &request);
+    if (status != STRIDED_OK) {
+        strided_py_raise_at(status, STRIDED_PY_INTERFACE);
+        return 1;
+    }
+    if (consumer_stream(stream_ptr, &consumer) < 0)
+        return 1;
+    if (d.device.device_type == STRIDED_DEVICE_CUDA && consumer.sync) {
+        void *producer = NULL;
+        if (strided_py_torch_current_stream((int)d.device.device_id, &producer) < 0)
+            return 1;
+        status = strided_stream_wait(consumer.stream, producer, (int)d.device.device_id);
+        if (status != STRIDED_OK) {
+            strided_py_raise(status);
+            return 1;
+        }
+    }
+    strided_view v;
+    status = strided_view_wrap(d.ptr, &d.layout, &d.dtype, false, &d.device, release_exporter,
+                               Py_NewRef(t), &v);
+    if (status != STRIDED_OK) {
+        Py_DECREF(t);
+        strided_py_raise(status);
+        return 1;
+    }
+    *result = exporter_view_new(&v, t, NULL);
+    return 1;
+}
+
+static const char *const from_dlpack_names[] = {"obj", "stream_ptr", NULL};
+
+/* After obj.<name>(...) failed in from_dlpack: an AttributeError because
+ * obj has no such method is the caller's TypeError. Returns NULL. */
+static PyObject *not_dlpack(PyObject *obj, PyObject *name)
+{
+    strided_py_retype_missing_attribute(
+        obj, name,
+        "StridedMemoryView.from_dlpack() expects an object with __dlpack__ and "
+        "__dlpack_device__, got %.200s",
+        Py_TYPE(obj)->tp_name);
+    return NULL;
+}
+
+/* The (device_type, device_id) tuple __dlpack_device__() returned, as C
+ * values. -1 with TypeError for anything else. */
+static int dlpack_device_of(PyObject *device, int64_t *type, int64_t *id)
+{
+    if (!PyTuple_Check(device) || PyTuple_GET_SIZE(device) != 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "__dlpack_device__() must return a (device_type, device_id) tuple, got %R",
+                     device);
+        return -1;
+    }
+    int overflow;
+    *type = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(device, 0), &overflow);
+    if (*type == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow)
+        *type = overflow > 0 ? INT64_MAX : INT64_MIN;
+    *id = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(device, 1), &overflow);
+    if (*id == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow)
+        *id = overflow > 0 ? INT64_MAX : INT64_MIN;
+    return 0;
+}
+
+/* The managed tensor in a capsule __dlpack__() returned, taken over: the
+ * capsule is marked consumed and loses its destructor, so that nothing but
+ * the library calls the deleter. NULL with an exception set (AssertionError
+ * for an object that is not an unconsumed DLPack capsule). */
+static void *take_capsule(PyObject *capsule, bool *versioned)
+{
+    const char *name, *used;
+    if (PyCapsule_IsValid(capsule, STRIDED_DLPACK_CAPSULE_VERSIONED)) {
+        *versioned = true;
+        name = STRIDED_DLPACK_CAPSULE_VERSIONED;
+        used = STRIDED_DLPACK_CAPSULE_USED_VERSIONED;
+    } else if (PyCapsule_IsValid(capsule, STRIDED_DLPACK_CAPSULE)) {
+        *versioned = false;
+        name = STRIDED_DLPACK_CAPSULE;
+        used = STRIDED_DLPACK_CAPSULE_USED;
+    } else {
+        PyErr_Format(PyExc_AssertionError,
+                     "__dlpack__() returned %.200s, not an unconsumed \"dltensor\" or "
+                     "\"dltensor_versioned\" capsule",
+                     Py_TYPE(capsule)->tp_name);
+        return NULL;
+    }
+    void *managed = PyCapsule_GetPointer(capsule, name);
+    if (managed == NULL || PyCapsule_SetName(capsule, used) < 0 ||
+        PyCapsule_SetDestructor(capsule, NULL) < 0)
+        return NULL;
+    return managed;
+}
+
+PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                      PyObject *kwnames)
+{
+    (void)cls;
+    PyObject *a[2];
+    if (strided_py_bind_args("from_dlpack", args, nargs, kwnames, from_dlpack_names, 1, a) <
+        0)
+        return NULL;
+    PyObject *obj = a[0], *stream_ptr = a[1] ? a[1] : Py_None;
+    PyObject *result;
+    if (strided_py_is_torch_tensor(obj) && view_from_torch(obj, stream_ptr, &result))
+        return result;
+    PyObject *device = PyObject_CallMethodNoArgs(obj, name_dlpack_device);
+    if (device == NULL)
+        return not_dlpack(obj, name_dlpack_device);
+    int64_t type = 0, id = 0;
+    int rc = dlpack_device_of(device, &type, &id);
+    Py_DECREF(device);
+    PyObject *stream = NULL;
+    int64_t value;
+    if (rc < 0 || request_stream(stream_ptr, &stream, &value) < 0)
+        return NULL;
+    strided_dlpack_request request;
+    strided_status status =
+        strided_dlpack_request_make(type, id, stream != NULL, value, &request);
+    if (status != STRIDED_OK) {
+        Py_XDECREF(stream);
+        return strided_py_raise_at(status, STRIDED_PY_DLPACK);
+    }
+    PyObject *capsule = call_dlpack(obj, request.pass_stream ? stream : Py_None);
+    Py_XDECREF(stream);
+    if (capsule == NULL)
+        return not_dlpack(obj, name_dlpack);
+    bool versioned = false;
+    void *managed = take_capsule(capsule, &versioned);
+    Py_DECREF(capsule);
+    if (managed == NULL)
+        return NULL;
+    /* The tensor is libstrided's now, also when the import fails (its
+     * deleter runs then, before the exception is set: it may run Python
+     * code, which must not find one pending). */
+    strided_view v;
+    status = strided_view_import_dlpack_checked(managed, versioned, &request, &v);
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_DLPACK);
+    strided_py_view *self = strided_py_view_new(&v, obj, NULL, NULL, NULL);
+    /* A strided view's tensor holds its C buffer: chain the holds, so that
+     * a cycle through both memories can be collected (hold.c). */
+    PyObject *inner =
+        Py_IS_TYPE(obj, &strided_py_view_type) ? ((strided_py_view *)obj)->hold : NULL;
+    if (self == NULL || inner == NULL)
+        return (PyObject *)self;
+    return strided_py_view_joined_new(self, strided_py_hold_new_chained(self->view.buffer, inner));
+}
+
+/* ---- the array interfaces ---- */
+
+/* "__array_interface__['key']" of either interface, for messages; K_COUNT
+ * is data[0]. */
+#define KEY_LABELS(attr)                                                              \
+    {attr "['version']", attr "['mask']",   attr "['data']",   attr "['shape']",      \
+     attr "['strides']", attr "['typestr']", attr "['stream']", attr "['descr']",     \
+     attr "['data'][0]"}
+static const char *const key_labels[2][K_COUNT + 1] = {KEY_LABELS("__array_interface__"),
+                                                       KEY_LABELS("__cuda_array_interface__")};
+#undef KEY_LABELS
+
+static const char *const attr_names[2] = {"__array_interface__", "__cuda_array_interface__"};
+
+/* d[key] (borrowed), or NULL: with ValueError naming the interface when
+ * required, else without an exception when absent. */
+static PyObject *dict_get(PyObject *d, strided_interface_kind kind, int key, bool required)
+{
+    PyObject *v = PyDict_GetItemWithError(d, keys[key]);
+    if (v == NULL && required && !PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "%s is missing the required key '%s'", attr_names[kind],
+                     key_names[key]);
+    return v;
+}
+
+/* d[key] when there and not None, else NULL (with an exception only when
+ * the lookup failed). */
+static PyObject *dict_given(PyObject *d, strided_interface_kind kind, int key)
+{
+    PyObject *v = dict_get(d, kind, key, false);
+    return v == Py_None ? NULL : v;
+}
+
+/* The ints of a tuple or list (named what) into out, at most
+ * STRIDED_MAX_NDIM of them. */
+static int int64_sequence(PyObject *obj, const char *what, int64_t *out, int *out_n)
+{
+    if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a tuple of ints, got %.200s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+    if (n > STRIDED_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd elements; at most %d are supported", what, n,
+                     STRIDED_MAX_NDIM);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (strided_py_as_int64(PySequence_Fast_GET_ITEM(obj, i), what, (int)i, &out[i]) < 0)
+            return -1;
+    *out_n = (int)n;
+    return 0;
+}
+
+/* What an interface dict holds, read into C values; the arrays and the
+ * type string live here. */
+typedef struct {
+    strided_interface_desc desc;
+    int64_t shape[STRIDED_MAX_NDIM];
+    int64_t strides[STRIDED_MAX_NDIM];
+    PyObject *typestr; /* 'typestr' (borrowed from the dict) */
+} interface_read;
+
+/* obj.<attr> as a dict, with its version and mask checked first (cuda.core
+ * checks them before anything else). New reference. */
+static PyObject *interface_dict(PyObject *obj, strided_interface_kind kind,
+                                interface_read *out)
+{
+    const char *attr = attr_names[kind];
+    PyObject *d = PyObject_GetAttr(obj, kind == STRIDED_INTERFACE_CUDA ? name_cai : name_ai);
+    if (d == NULL) {
+        strided_py_retype_attribute_error(
+            "StridedMemoryView.%s() expects an object with %s, got %.200s",
+            kind == STRIDED_INTERFACE_CUDA ? "from_cuda_array_interface" : "from_array_interface",
+            attr, Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    if (!PyDict_Check(d)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a dict, got %.200s", attr,
+                     Py_TYPE(d)->tp_name);
+        goto fail;
+    }
+    PyObject *item = dict_get(d, kind, K_VERSION, true);
+    if (item == NULL ||
+        strided_py_as_int64(item, key_labels[kind][K_VERSION], -1, &out->desc.version) < 0)
+        goto fail;
+    PyObject *mask = dict_given(d, kind, K_MASK);
+    if (mask == NULL && PyErr_Occurred())
+        goto fail;
+    out->desc.kind = kind;
+    out->desc.has_mask = mask != NULL;
+    strided_status status =
+        strided_interface_check_header(kind, out->desc.version, out->desc.has_mask);
+    if (status != STRIDED_OK) {
+        strided_py_raise_at(status, STRIDED_PY_INTERFACE);
+        goto fail;
+    }
+    return d;
+fail:
+    Py_DECREF(d);
+    return NULL;
+}
+
+/* What a structured type's 'descr' says that its typestr ("|V16") does
+ * not: whether its fields hold objects, and its size. Read only for raw
+ * bytes with a descr of named fields (a plain type's descr is
+ * [('', typestr)]). */
+static int read_descr(PyObject *d, interface_read *out)
+{
+    const char *text = PyUnicode_AsUTF8(out->typestr);
+    if (text == NULL)
+        return -1;
+    strided_typestr t;
+    if (strided_typestr_parse(text, 0, &t) != STRIDED_OK || t.kind != 'V')
+        return 0; /* the import says what is wrong with it */
+    PyObject *descr = PyDict_GetItemWithError(d, keys[K_DESCR]);
+    if (descr == NULL || !PyList_Check(descr) || PyList_GET_SIZE(descr) == 0)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *first = PyList_GET_ITEM(descr, 0);
+    bool plain = PyTuple_Check(first) && PyTuple_GET_SIZE(first) == 2 &&
+                 PyUnicode_Check(PyTuple_GET_ITEM(first, 0)) &&
+                 PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(first, 0)) == 0;
+    if (plain && PyList_GET_SIZE(descr) == 1)
+        return 0;
+    PyObject *dtype = strided_py_np_dtype(descr);
+    if (dtype == NULL)
+        return -1;
+    long itemsize = 0;
+    int rc = strided_py_dtype_facts(dtype, &out->desc.typestr_flags, &itemsize);
+    Py_DECREF(dtype);
+    /* Only what descr adds: object fields, and the size to compare. */
+    out->desc.typestr_flags &= STRIDED_TYPESTR_HOLDS_REFERENCES;
+    out->desc.descr_itemsize = itemsize;
+    return rc;
+}
+
+/* Read data, shape, strides (in bytes), typestr, descr and, when with_stream,
+ * the producer stream of an interface dict. */
+static int read_interface(PyObject *d, bool with_stream, interface_read *out)
+{
+    strided_interface_kind kind = out->desc.kind;
+    const char *const *labels = key_labels[kind];
+    PyObject *item = dict_get(d, kind, K_DATA, true);
+    if (item == NULL)
+        return -1;
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
+        PyErr_Format(PyExc_TypeError, "%s['data'] must be a (ptr, readonly) tuple",
+                     attr_names[kind]);
+        return -1;
+    }
+    int readonly;
+    if (strided_py_as_address(PyTuple_GET_ITEM(item, 0), labels[K_COUNT], &out->desc.data) < 0 ||
+        (readonly = PyObject_IsTrue(PyTuple_GET_ITEM(item, 1))) < 0)
+        return -1;
+    out->desc.readonly = readonly;
+    if ((item = dict_get(d, kind, K_SHAPE, true)) == NULL ||
+        int64_sequence(item, labels[K_SHAPE], out->shape, &out->desc.ndim) < 0)
+        return -1;
+    out->desc.shape = out->shape;
+    out->desc.nstrides = -1;
+    out->desc.strides = out->strides;
+    item = dict_given(d, kind, K_STRIDES);
+    if (item == NULL && PyErr_Occurred())
+        return -1;
+    if (item != NULL && int64_sequence(item, labels[K_STRIDES], out->strides,
+                                       &out->desc.nstrides) < 0)
+        return -1;
+    if ((item = dict_get(d, kind, K_TYPESTR, true)) == NULL)
+        return -1;
+    if (!PyUnicode_Check(item)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, got %.200s", labels[K_TYPESTR],
+                     Py_TYPE(item)->tp_name);
+        return -1;
+    }
+    out->typestr = item;
+    if ((out->desc.typestr = PyUnicode_AsUTF8(item)) == NULL || read_descr(d, out) < 0)
+        return -1;
+    if (with_stream) {
+        item = dict_given(d, kind, K_STREAM);
+        if (item == NULL && PyErr_Occurred())
+            return -1;
+        out->desc.has_stream = item != NULL;
+        if (item != NULL && strided_py_as_int64(item, labels[K_STREAM], -1, &out->desc.stream) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The view of what obj's interface dict describes; stream_ptr for CUDA
+ * (None: not given). */
+static PyObject *import_interface(PyObject *obj, strided_interface_kind kind,
+                                  PyObject *stream_ptr)
+{
+    interface_read r;
+    r.desc = (strided_interface_desc){0};
+    r.typestr = NULL;
+    PyObject *d = interface_dict(obj, kind, &r);
+    if (d == NULL)
+        return NULL;
+    PyObject *result = NULL;
+    strided_consumer_stream consumer = {false, NULL};
+    bool have_consumer = kind == STRIDED_INTERFACE_CUDA && stream_ptr != Py_None;
+    /* The producer's stream matters only to a consumer that orders. */
+    if ((have_consumer && consumer_stream(stream_ptr, &consumer) < 0) ||
+        read_interface(d, have_consumer && consumer.sync, &r) < 0)
+        goto done;
+    strided_view v;
+    strided_typestr t;
+    /* The memory holds obj from here on: the import releases it on
+     * failure, the view's last holder otherwise. */
+    strided_status status = strided_view_import_interface(
+        &r.desc, have_consumer ? &consumer : NULL, release_exporter, Py_NewRef(obj), &v, &t);
+    if (status != STRIDED_OK) {
+        strided_py_raise_at(status, STRIDED_PY_INTERFACE);
+        goto done;
+    }
+    /* A type without a DLPack one is numpy's alone: keep its dtype. */
+    PyObject *dtype = t.has_dtype ? NULL : strided_py_typestr_dtype(r.typestr);
+    if (t.has_dtype || dtype != NULL)
+        result = exporter_view_new(&v, obj, dtype);
+    else
+        strided_py_release_buffer(v.buffer);
+    Py_XDECREF(dtype);
+done:
+    Py_DECREF(d);
+    return result;
+}
+
+PyObject *strided_py_view_from_array_interface(PyObject *cls, PyObject *obj)
+{
+    (void)cls;
+    return import_interface(obj, STRIDED_INTERFACE_ARRAY, Py_None);
+}
+
+static const char *const from_cai_names[] = {"obj", "stream_ptr", NULL};
+
+PyObject *strided_py_view_from_cai(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
+{
+    (void)cls;
+    PyObject *a[2];
+    if (strided_py_bind_args("from_cuda_array_interface", args, nargs, kwnames, from_cai_names,
+                             1, a) < 0)
+        return NULL;
+    return import_interface(a[0], STRIDED_INTERFACE_CUDA, a[1] ? a[1] : Py_None);
+}
+
+/* ---- any interface, and the deprecated constructor ---- */
+
+/* 1 when obj has the attribute, 0 when it raises AttributeError (a
+ * property may say "not for this object" so), -1 for any other error. */
+static int has_attr(PyObject *obj, PyObject *name)
+{
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value != NULL) {
+        Py_DECREF(value);
+        return 1;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+int strided_py_exchange_protocol(PyObject *obj)
+{
+    int dlpack = has_attr(obj, name_dlpack);
+    if (dlpack > 0)
+        dlpack = has_attr(obj, name_dlpack_device);
+    if (dlpack != 0)
+        return dlpack;
+    int cai = has_attr(obj, name_cai);
+    if (cai > 0)
+        return 0;
+    if (cai == 0)
+        PyErr_SetString(PyExc_BufferError,
+                        "the input object does not support any data exchange protocol");
+    return -1;
+}
+
+/* from_dlpack or from_cuda_array_interface, by the protocol obj speaks. */
+static PyObject *from_any(PyObject *cls, PyObject *obj, PyObject *stream_ptr)
+{
+    PyObject *call[2] = {obj, stream_ptr};
+    switch (strided_py_exchange_protocol(obj)) {
+    case 1:
+        return strided_py_view_from_dlpack(cls, call, 2, NULL);
+    case 0:
+        return strided_py_view_from_cai(cls, call, 2, NULL);
+    default:
+        return NULL;
+    }
+}
+
+static const char *const from_any_names[] = {"obj", "stream_ptr", NULL};
+
+PyObject *strided_py_view_from_any(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
+{
+    PyObject *a[2];
+    if (strided_py_bind_args("from_any_interface", args, nargs, kwnames, from_any_names, 1, a) <
+        0)
+        return NULL;
+    return from_any(cls, a[0], a[1] ? a[1] : Py_None);
+}
+
+/* StridedMemoryView(obj=None, stream_ptr=None): deprecated in cuda.core for
+ * from_any_interface. No object gives a view of no elements at address 0. */
+PyObject *strided_py_view_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"obj", "stream_ptr", NULL};
+    PyObject *obj = Py_None, *stream_ptr = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:StridedMemoryView", names, &obj,
+                                     &stream_ptr))
+        return NULL;
+    if (PyErr_WarnFormat(PyExc_DeprecationWarning, 1,
+                         "Constructing a StridedMemoryView directly from a %.200s is "
+                         "deprecated; use StridedMemoryView.from_any_interface(obj, "
+                         "stream_ptr) (or from_dlpack, from_cuda_array_interface, "
+                         "from_array_interface) instead",
+                         Py_TYPE(obj)->tp_name) < 0)
+        return NULL;
+    if (obj != Py_None)
+        return from_any((PyObject *)type, obj, stream_ptr);
+    strided_layout empty;
+    strided_view v;
+    strided_device cpu = {STRIDED_DEVICE_CPU, 0};
+    strided_status status = strided_layout_init(&empty, 1, (int64_t[]){0}, NULL, 1);
+    if (status == STRIDED_OK)
+        status = strided_view_wrap(NULL, &empty, NULL, false, &cpu, NULL, NULL, &v);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    return (PyObject *)strided_py_view_new(&v, NULL, NULL, NULL, NULL);
+}

@@ -1,0 +1,438 @@
+/*
+ * view/dtype.c: element types. The DLPack types strided takes (their
+ * sizes and names), the type strings of NumPy's array interface, and the
+ * one table of element types strided accepts from them (strided/dtype.h).
+ *
+ * Only plain data is accepted: elements whose bytes a copy may duplicate
+ * without knowing what they mean. Python object references ('O', or a
+ * structured type holding one) are not plain data. Bytes in the other byte
+ * order are plain data, but the interface imports refuse them, since every
+ * consumer of the view would read them wrongly.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "strided/dtype.h"
+
+/* The NumPy / ml_dtypes names of the float8 codes 7..14, in code order. */
+static const char *const float8_names[] = {
+    "float8_e3m4",    "float8_e4m3",    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",  "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu",
+};
+
+/* The prefix of a code's name, for the codes whose name is the prefix
+ * followed by the bits ("int", "uint", ...), or NULL. */
+static const char *bits_prefix(int code)
+{
+    switch (code) {
+    case STRIDED_DTYPE_INT:
+        return "int";
+    case STRIDED_DTYPE_UINT:
+        return "uint";
+    case STRIDED_DTYPE_FLOAT:
+        return "float";
+    case STRIDED_DTYPE_BFLOAT:
+        return "bfloat";
+    case STRIDED_DTYPE_COMPLEX:
+        return "complex";
+    default:
+        return NULL;
+    }
+}
+
+/* The element size of a supported type, or 0 for any other. Sets no
+ * error, so that strided_dtype_format can use it. */
+static int supported_itemsize(strided_dtype d)
+{
+    if (d.lanes != 1)
+        return 0;
+    switch (d.code) {
+    case STRIDED_DTYPE_INT:
+    case STRIDED_DTYPE_UINT:
+        return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64
+                   ? d.bits / 8
+                   : 0;
+    case STRIDED_DTYPE_FLOAT:
+        return d.bits == 16 || d.bits == 32 || d.bits == 64 ? d.bits / 8 : 0;
+    case STRIDED_DTYPE_BFLOAT:
+        return d.bits == 16 ? 2 : 0;
+    case STRIDED_DTYPE_COMPLEX:
+        return d.bits == 64 || d.bits == 128 ? d.bits / 8 : 0;
+    case STRIDED_DTYPE_BOOL:
+        return d.bits == 8 ? 1 : 0;
+    case STRIDED_DTYPE_FLOAT8_E3M4:
+    case STRIDED_DTYPE_FLOAT8_E4M3:
+    case STRIDED_DTYPE_FLOAT8_E4M3B11FNUZ:
+    case STRIDED_DTYPE_FLOAT8_E4M3FN:
+    case STRIDED_DTYPE_FLOAT8_E4M3FNUZ:
+    case STRIDED_DTYPE_FLOAT8_E5M2:
+    case STRIDED_DTYPE_FLOAT8_E5M2FNUZ:
+    case STRIDED_DTYPE_FLOAT8_E8M0FNU:
+        return d.bits == 8 ? 1 : 0;
+    default:
+        return 0;
+    }
+}
+
+strided_status strided_dtype_itemsize(strided_dtype dtype, int *out)
+{
+    const char *op = "dtype_itemsize";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    int size = supported_itemsize(dtype);
+    if (size > 0) {
+        *out = size;
+        return STRIDED_OK;
+    }
+    /* Say why, most specific reason first. */
+    if (dtype.lanes != 1)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "vector dtypes (lanes=%u) are not supported",
+                             (unsigned)dtype.lanes);
+    switch (dtype.code) {
+    case STRIDED_DTYPE_FLOAT6_E2M3FN:
+    case STRIDED_DTYPE_FLOAT6_E3M2FN:
+    case STRIDED_DTYPE_FLOAT4_E2M1FN:
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%s (%u bits) is not byte-addressable: "
+                             "sub-byte types are not supported",
+                             dtype.code == STRIDED_DTYPE_FLOAT6_E2M3FN
+                                 ? "float6_e2m3fn"
+                             : dtype.code == STRIDED_DTYPE_FLOAT6_E3M2FN
+                                 ? "float6_e3m2fn"
+                                 : "float4_e2m1fn",
+                             (unsigned)dtype.bits);
+    case STRIDED_DTYPE_OPAQUE_HANDLE:
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "opaque handles (dtype code 3, bits=%u) are not "
+                             "supported",
+                             (unsigned)dtype.bits);
+    default:
+        break;
+    }
+    if (dtype.code > STRIDED_DTYPE_FLOAT4_E2M1FN)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "unknown dtype code %u (bits=%u, lanes=%u)",
+                             (unsigned)dtype.code, (unsigned)dtype.bits,
+                             (unsigned)dtype.lanes);
+    if (dtype.bits % 8 != 0)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "dtype(code=%u, bits=%u, lanes=1) is not "
+                             "byte-addressable: bits must be a multiple of 8",
+                             (unsigned)dtype.code, (unsigned)dtype.bits);
+    const char *prefix = bits_prefix(dtype.code);
+    if (prefix != NULL)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%s%u is not supported", prefix,
+                             (unsigned)dtype.bits);
+    if (dtype.code == STRIDED_DTYPE_BOOL)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%u-bit bool is not supported",
+                             (unsigned)dtype.bits);
+    return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                         "%s with %u bits is not supported",
+                         float8_names[dtype.code - STRIDED_DTYPE_FLOAT8_E3M4],
+                         (unsigned)dtype.bits);
+}
+
+size_t strided_dtype_format(strided_dtype dtype, char *buf, size_t size)
+{
+    strided__text t = {buf, size, 0};
+    if (size > 0)
+        buf[0] = '\0';
+    if (supported_itemsize(dtype) == 0) {
+        strided__text_append(&t, "dtype(code=%u, bits=%u, lanes=%u)",
+                             (unsigned)dtype.code, (unsigned)dtype.bits,
+                             (unsigned)dtype.lanes);
+        return t.len;
+    }
+    const char *prefix = bits_prefix(dtype.code);
+    if (prefix != NULL)
+        strided__text_append(&t, "%s%u", prefix, (unsigned)dtype.bits);
+    else if (dtype.code == STRIDED_DTYPE_BOOL)
+        strided__text_append(&t, "bool");
+    else
+        strided__text_append(&t, "%s",
+                             float8_names[dtype.code - STRIDED_DTYPE_FLOAT8_E3M4]);
+    return t.len;
+}
+
+bool strided_dtype_equal(strided_dtype a, strided_dtype b)
+{
+    return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define FOREIGN_ORDER '<'
+#else
+#define FOREIGN_ORDER '>'
+#endif
+
+/* One row per accepted kind: the sizes it comes in (a bit per size in
+ * bytes for the fixed-size kinds; any size where sizes is 0), whether byte
+ * order applies to it, and its DLPack code where it has one. */
+typedef struct kind_row {
+    char kind;
+    const char *name;
+    uint64_t sizes;      /* bit n: n bytes; 0: any size */
+    bool ordered;        /* byte order matters for multi-byte elements */
+    int code;            /* DLPack code, or -1 */
+    uint64_t dl_sizes;   /* the sizes that have the DLPack type */
+} kind_row;
+
+
+static const kind_row kinds[] = {
+    {'b', "bool", UINT64_C(1) << 1, false, STRIDED_DTYPE_BOOL, UINT64_C(1) << 1},
+    {'i', "signed integer", (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) |
+                                (UINT64_C(1) << 8),
+     true, STRIDED_DTYPE_INT,
+     (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) | (UINT64_C(1) << 8)},
+    {'u', "unsigned integer", (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) |
+                                  (UINT64_C(1) << 8),
+     true, STRIDED_DTYPE_UINT,
+     (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) | (UINT64_C(1) << 8)},
+    /* A 16-byte float is C's long double (x87 extended precision on x86),
+     * which DLPack cannot name; 1-byte floats are ml_dtypes' float8 types
+     * (float8_e5m2 reads "<f1"), named by the caller. */
+    {'f', "floating point", (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) |
+                                (UINT64_C(1) << 8) | (UINT64_C(1) << 16),
+     true, STRIDED_DTYPE_FLOAT, (UINT64_C(1) << 2) | (UINT64_C(1) << 4) | (UINT64_C(1) << 8)},
+    {'c', "complex floating point", (UINT64_C(1) << 8) | (UINT64_C(1) << 16) | (UINT64_C(1) << 32),
+     true, STRIDED_DTYPE_COMPLEX, (UINT64_C(1) << 8) | (UINT64_C(1) << 16)},
+    {'V', "raw bytes", 0, false, -1, 0},
+    {'S', "byte string", 0, false, -1, 0},
+    {'U', "UCS-4 string", 0, true, -1, 0},
+    {'M', "datetime", UINT64_C(1) << 8, true, -1, 0},
+    {'m', "timedelta", UINT64_C(1) << 8, true, -1, 0},
+};
+
+static strided_status malformed(const char *typestr, const char *why)
+{
+    /* Show at most the first 32 characters of whatever was given. */
+    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "typestr",
+                         "%.32s%s is not an array-interface type string: %s", typestr,
+                         strlen(typestr) > 32 ? "..." : "", why);
+}
+
+strided_status strided_typestr_parse(const char *typestr, unsigned flags,
+                                     strided_typestr *out)
+{
+    const char *op = "typestr";
+    if (typestr == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "typestr and out are required");
+    char order = typestr[0];
+    if (order == '\0' || strchr("<>|=", order) == NULL)
+        return malformed(typestr, "it must start with a byte order, '<', '>', '|' or '='");
+    char kind = typestr[1];
+    if (kind == '\0')
+        return malformed(typestr, "a kind character must follow the byte order");
+    /* NumPy writes object types as "|O", without a size. */
+    if (kind == 'O' || (flags & STRIDED_TYPESTR_HOLDS_REFERENCES))
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%.32s holds Python object references, which are not plain "
+                             "data: strided copies and exports element bytes only",
+                             typestr);
+    const char *p = typestr + 2;
+    if (*p < '0' || *p > '9')
+        return malformed(typestr, "a decimal size must follow the kind");
+    int64_t n = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        n = n * 10 + (*p - '0');
+        if (n > INT32_MAX)
+            return malformed(typestr, "the size exceeds 2**31 - 1");
+    }
+    if (*p == '[') {
+        if (kind != 'M' && kind != 'm')
+            return malformed(typestr, "only datetimes ('M', 'm') take a unit in brackets");
+        const char *unit = ++p;
+        while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
+            p++;
+        if (p == unit || *p != ']' || p - unit > 16)
+            return malformed(typestr, "the unit must be letters and digits closed by ']'");
+        p++;
+    }
+    if (*p != '\0')
+        return malformed(typestr, "unexpected characters after the size");
+
+    const kind_row *row = NULL;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].kind == kind)
+            row = &kinds[i];
+    if (row == NULL)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%.32s: element kind '%c' is not supported (plain data only: "
+                             "b, i, u, f, c, V, S, U, M, m)",
+                             typestr, kind);
+    int64_t itemsize = kind == 'U' ? n * 4 : n;
+    if (itemsize == 0 || itemsize > INT32_MAX)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%.32s: an element of %lld bytes is not supported (1 to "
+                             "2**31 - 1)",
+                             typestr, (long long)itemsize);
+    if (row->sizes != 0 && (itemsize >= 64 || !(row->sizes >> itemsize & 1)))
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%.32s: %s has no %lld-byte type", typestr, row->name,
+                             (long long)itemsize);
+    bool swapped = order == FOREIGN_ORDER && row->ordered && itemsize > 1;
+    if (swapped && (flags & STRIDED_TYPESTR_NATIVE_ONLY))
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%.32s is not in the machine's byte order; convert it first "
+                             "(numpy: a.astype(a.dtype.newbyteorder('=')))",
+                             typestr);
+    strided_typestr t = {.kind = kind, .itemsize = (int32_t)itemsize, .swapped = swapped,
+                         .dtype = {0, 0, 1}};
+    if (!swapped && row->code >= 0 && itemsize < 64 && (row->dl_sizes >> itemsize & 1)) {
+        t.has_dtype = true;
+        t.dtype.code = (uint8_t)row->code;
+        t.dtype.bits = (uint8_t)(itemsize * 8);
+    }
+    *out = t;
+    return STRIDED_OK;
+}
+
+/* The codes that NumPy knows only through ml_dtypes, whose type strings do
+ * not tell them apart: bfloat16 and the float8 types. */
+static bool named_only(int code)
+{
+    return code == STRIDED_DTYPE_BFLOAT ||
+           (code >= STRIDED_DTYPE_FLOAT8_E3M4 && code <= STRIDED_DTYPE_FLOAT8_E8M0FNU);
+}
+
+/* The DLPack type named name, as strided_dtype_format names it; false for
+ * any other name. Sets no error. */
+static bool lookup_name(const char *name, strided_dtype *out)
+{
+    strided_dtype d = {0, 0, 1};
+    if (strcmp(name, "bool") == 0) {
+        d.code = STRIDED_DTYPE_BOOL;
+        d.bits = 8;
+        *out = d;
+        return true;
+    }
+    for (int code = STRIDED_DTYPE_FLOAT8_E3M4; code <= STRIDED_DTYPE_FLOAT8_E8M0FNU; code++)
+        if (strcmp(name, float8_names[code - STRIDED_DTYPE_FLOAT8_E3M4]) == 0) {
+            d.code = (uint8_t)code;
+            d.bits = 8;
+            *out = d;
+            return true;
+        }
+    /* "<prefix><bits>": the prefix, then 1 to 3 digits and nothing else. */
+    for (int code = STRIDED_DTYPE_INT; code <= STRIDED_DTYPE_COMPLEX; code++) {
+        const char *prefix = bits_prefix(code);
+        size_t n = prefix != NULL ? strlen(prefix) : 0;
+        if (prefix == NULL || strncmp(name, prefix, n) != 0)
+            continue;
+        const char *p = name + n;
+        unsigned bits = 0;
+        int digits = 0;
+        for (; *p >= '0' && *p <= '9' && digits < 4; p++, digits++)
+            bits = bits * 10 + (unsigned)(*p - '0');
+        d.code = (uint8_t)code;
+        d.bits = (uint8_t)bits;
+        if (*p == '\0' && digits > 0 && digits < 4 && bits < 256 && supported_itemsize(d) > 0) {
+            *out = d;
+            return true;
+        }
+    }
+    return false;
+}
+
+strided_status strided_dtype_parse(const char *name, strided_dtype *out)
+{
+    const char *op = "dtype_parse";
+    if (name == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "name and out are required");
+    if (lookup_name(name, out))
+        return STRIDED_OK;
+    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                         "%.32s%s names no element type strided knows (int8..int64, "
+                         "uint8..uint64, float16..float64, bfloat16, complex64, complex128, "
+                         "bool, float8_*)",
+                         name, strlen(name) > 32 ? "..." : "");
+}
+
+size_t strided_dtype_typestr(strided_dtype dtype, char *buf, size_t size)
+{
+    strided__text t = {buf, size, 0};
+    if (size > 0)
+        buf[0] = '\0';
+    int itemsize = supported_itemsize(dtype);
+    if (itemsize == 0)
+        return 0;
+    char order = itemsize == 1 ? '|' : FOREIGN_ORDER == '>' ? '<' : '>';
+    char kind;
+    switch (dtype.code) {
+    case STRIDED_DTYPE_INT:
+        kind = 'i';
+        break;
+    case STRIDED_DTYPE_UINT:
+        kind = 'u';
+        break;
+    case STRIDED_DTYPE_FLOAT:
+        kind = 'f';
+        break;
+    case STRIDED_DTYPE_COMPLEX:
+        kind = 'c';
+        break;
+    case STRIDED_DTYPE_BOOL:
+        kind = 'b';
+        break;
+    default:
+        /* ml_dtypes' types: raw bytes in NumPy's eyes, except float8_e5m2,
+         * which it registers as a 1-byte float; their strings carry the
+         * machine's byte order even for one byte. */
+        kind = dtype.code == STRIDED_DTYPE_FLOAT8_E5M2 ? 'f' : 'V';
+        order = FOREIGN_ORDER == '>' ? '<' : '>';
+        break;
+    }
+    strided__text_append(&t, "%c%c%d", order, kind, itemsize);
+    return t.len;
+}
+
+strided_status strided_dtype_from_numpy(const char *str, const char *name, unsigned flags,
+                                        strided_typestr *out)
+{
+    if (out == NULL || str == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "typestr",
+                             "typestr and out are required");
+    strided_typestr t;
+    strided_status status = strided_typestr_parse(str, flags, &t);
+    if (status != STRIDED_OK)
+        return status;
+    if (flags & STRIDED_TYPESTR_STRUCTURED) {
+        t.structured = true;
+        t.has_dtype = false;
+    } else if (!t.has_dtype && !t.swapped && (t.kind == 'V' || t.kind == 'f') &&
+               t.itemsize <= 2 && name != NULL) {
+        /* ml_dtypes' bfloat16 reads "<V2", its float8 types "<V1" (and
+         * float8_e5m2 "<f1"): the name says which. */
+        strided_dtype d;
+        if (lookup_name(name, &d) && named_only(d.code) &&
+            supported_itemsize(d) == t.itemsize) {
+            t.has_dtype = true;
+            t.dtype = d;
+        }
+    }
+    *out = t;
+    return STRIDED_OK;
+}
+
+strided_status strided_typestr_check_dlpack_export(const strided_typestr *t)
+{
+    const char *op = "__dlpack__";
+    if (t == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "the type is required");
+    if (t->structured)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "Structured dtypes are not supported for DLPack export");
+    if (t->swapped)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "Non-native-endian dtypes are not supported for DLPack export");
+    if (!t->has_dtype)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "Unsupported dtype for DLPack export: |%c%d", t->kind,
+                             (int)(t->kind == 'U' ? t->itemsize / 4 : t->itemsize));
+    return STRIDED_OK;
+}
