@@ -1,5 +1,5 @@
 """Time strided's copies against PyTorch, CuPy, torch.compile and NumPy: the
-suite of copy-performance.md section 8.
+copy suite whose rows and targets bench/README.md lists.
 
 One process, one GPU. Sections:
 
@@ -117,7 +117,7 @@ class Row:
     lib: str = "torch"
     torch_alt: object = None  # (torch, base) -> new tensor, where torch cannot hold the view
     dst: str = "C"        # "T": the destination is the .T view of a C tensor (a scatter)
-    compile: bool = False  # the spec names torch.compile as a baseline
+    compile: bool = False  # torch.compile is a baseline of this row (--compile)
     ceil: float = None    # adjusted ceiling of a stride-2 gather, as a fraction of memcpy
     memcpy: bool = False  # also time cudaMemcpyAsync of the same bytes
 
@@ -1021,7 +1021,7 @@ SECTIONS = [
 
 def report(data):
     m = data["machine"]
-    parts = ["strided copy benchmark (copy-performance.md section 8), %s; CPU %s, %s cores; "
+    parts = ["strided copy benchmark (the copy suite of bench/README.md), %s; CPU %s, %s cores; "
              "GPU %s, driver %s; Python %s; numpy %s, torch %s, cupy %s, cuda-core %s; "
              "%d reps%s" % (m["date"], m["cpu_model"], m["cpu_count"], m.get("gpu") or "none",
                             m.get("driver") or "-", m["python"], m["numpy"], m["torch"],
@@ -1073,7 +1073,7 @@ def main():
                         "max(5, reps // 3)")
     p.add_argument("--quick", action="store_true", help="small sizes: a smoke test")
     p.add_argument("--compile", action="store_true",
-                   help="add torch.compile on the rows the spec names it for")
+                   help="add torch.compile on the rows that name it as a baseline")
     p.add_argument("--no-cpu", action="store_true", help="skip the CPU rows")
     p.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
     p.add_argument("--cpu-child", choices=["1", "all"], help=argparse.SUPPRESS)

@@ -1,8 +1,8 @@
 """Time StridedMemoryView creation and export from Python, beside cuda.core.
 
-Issue 4 section 5: creating a view from a NumPy array, a CuPy array and a
-torch tensor, and exporting one, in ns per call, for strided.StridedMemoryView
-and, in the same run, for cuda.core's StridedMemoryView where it imports
+Creating a view from a NumPy array, a CuPy array and a torch tensor, and
+exporting one, in ns per call, for strided.StridedMemoryView and, in the
+same run, for cuda.core's StridedMemoryView where it imports
 (cuda.core 1.2: about 1.9 us from CuPy, 5.5 us from torch). Target: at most
 1 us for each. Prints one table and writes the results, with a description of
 the machine, as JSON.
@@ -637,7 +637,7 @@ def report(data, markdown):
         "view). create + shape/strides/dtype: from_dlpack and the first "
         "access of the three properties. Export rows time the call on a "
         "view made by from_dlpack; the result is dropped. '-': library, "
-        "GPU or method missing. Target: <= %g ns (issue 4 section 5)."
+        "GPU or method missing. Target: <= %g ns per call."
         % (SHAPE, TARGET_NS),
         "Producer calls, for reference (what an import cannot go below):",
         render(ref, markdown),

@@ -173,7 +173,7 @@ def svg(data):
     if data.get("cpu"):
         panels.append(cpu_panel(data))
     m = data["machine"]
-    head = ["strided copy benchmark (copy-performance.md section 8), %s%s"
+    head = ["strided copy benchmark (the copy suite of bench/README.md), %s%s"
             % (m["date"], "; QUICK run (small sizes)" if data["method"].get("quick") else ""),
             "GPU %s, driver %s; CPU %s (%s cores); torch %s, cupy %s"
             % (m.get("gpu") or "none", m.get("driver") or "-", m["cpu_model"], m["cpu_count"],

@@ -136,8 +136,6 @@ static inline void fuzz_trace(const char *what)
             fuzz_finding(__FILE__, __LINE__, #cond, __VA_ARGS__);            \
     } while (0)
 
-/* ---- Statuses ---------------------------------------------------------- */
-
 /* A set of statuses, one bit each. The expected outcome of a call is the
  * set of statuses of the rules its arguments break: empty means it must
  * succeed; otherwise it must fail with one of them (the order in which a
@@ -188,8 +186,6 @@ static inline void fuzz_check_outcome(const char *op, strided_status status,
                  "%s failed (%s) without a message of its own: %s", op,
                  strided_status_name(status), context);
 }
-
-/* ---- Enumeration ------------------------------------------------------- */
 
 /* Advance a multi-index in C order (the last axis fastest); false once it
  * wraps around to all zeros. */
@@ -244,8 +240,6 @@ static inline void fuzz_bounds(int ndim, const int64_t *shape, const int64_t *st
     *hi = b;
 }
 
-/* ---- The layout invariant ---------------------------------------------- */
-
 /* |v| * itemsize <= INT64_MAX: the value and its negation fit in bytes. */
 static inline bool fuzz_fits_bytes(fuzz_i128 v, int itemsize)
 {
@@ -295,8 +289,6 @@ static inline fuzz_statuses fuzz_layout_expect(const strided_layout *l)
 {
     return fuzz_invariant_expect(l->ndim, l->shape, l->strides, l->slice_offset, l->itemsize);
 }
-
-/* ---- Construction rules ------------------------------------------------ */
 
 /* The statuses strided_layout_init (divide false) or
  * strided_layout_init_byte_strides (divide true) must answer, by the rules

@@ -35,8 +35,6 @@ static const fuzz_limits limits = {
 
 #define MAX_BUFFER (1 << 20)
 
-/* ---- Type strings -------------------------------------------------------- */
-
 /* A type string: built from a byte order, a kind, a size and sometimes a
  * unit (tag < 192), or the input's raw bytes. */
 static void decode_typestr(fuzz_input *in, char *buf, size_t cap)
@@ -183,8 +181,6 @@ static int check_typestr(fuzz_input *in, strided_dtype *dtype, bool *has_dtype)
     *has_dtype = out.has_dtype;
     return (int)out.itemsize;
 }
-
-/* ---- Wrapping ------------------------------------------------------------ */
 
 typedef struct release_log {
     int calls;

@@ -58,8 +58,6 @@ static bool norm_axis(int64_t axis, int n, int *out)
     return true;
 }
 
-/* ---- Definitions the queries are checked against ------------------------ */
-
 /* Relaxed C-contiguity in the axis order given (slowest first): extent-1
  * axes skipped, each other stride the product of the faster extents. */
 static bool contiguous_in(const strided_layout *l, const int *order)
@@ -134,8 +132,6 @@ static fuzz_statuses merge_overflow(const strided_layout *l, uint64_t mask)
             return FUZZ_OVERFLOW;
     return 0;
 }
-
-/* ---- Queries ------------------------------------------------------------ */
 
 /* Check every query of a layout that keeps the invariant. from_dense: the
  * layout came from a dense one through operations on which is_unique is
@@ -292,8 +288,6 @@ static void check_queries(const strided_layout *l, bool from_dense, const char *
     }
 }
 
-/* ---- Checking results against the input --------------------------------- */
-
 /* How an operation's result indexes its input: input axis a takes index
  * base[a] + mult[a] * j[from[a]] at result index j (from[a] < 0: just
  * base[a]). */
@@ -380,8 +374,6 @@ static void check_explicit(const char *op, const strided_layout *in,
     FUZZ_REQUIRE(!out->implicit_strides, "%s kept implicit strides: %s", op, ctx);
     FUZZ_REQUIRE(out->itemsize == in->itemsize, "%s changed the itemsize: %s", op, ctx);
 }
-
-/* ---- Running one operation --------------------------------------------- */
 
 /* One call's output: a sentinel, or a copy of the input that the call gets
  * as its input too (the output aliases the input). */

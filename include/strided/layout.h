@@ -129,9 +129,9 @@ static inline strided_index strided_index_all(int64_t step)
     return x;
 }
 
-/* ---- Construction ------------------------------------------------------ */
-
 /* Make a layout from a shape, optional strides (in elements) and itemsize.
+ * The _init functions take the storage they fill first, as
+ * pthread_mutex_init does; every other function takes its output last.
  *   out       out-parameter, written on success only
  *   ndim      number of dimensions, 0..64
  *   shape     ndim extents, each >= 0 (may be NULL when ndim is 0)
@@ -173,8 +173,6 @@ STRIDED_API strided_status strided_layout_init_byte_strides(
 STRIDED_API strided_status strided_layout_init_dense(
     strided_layout *out, int ndim, const int64_t *shape, int itemsize,
     strided_order order, int nperm, const int *perm);
-
-/* ---- Queries ----------------------------------------------------------- */
 
 /* Check that a layout (typically one filled in by hand) obeys the invariant
  * in the header comment.
@@ -283,8 +281,8 @@ STRIDED_API strided_status strided_layout_max_compatible_itemsize(
     const strided_layout *layout, int max_itemsize, intptr_t data_ptr,
     int axis, int *out);
 
-/* ---- Manipulations ----------------------------------------------------- */
-/* Each writes a layout with explicit strides and the input's itemsize and
+/* The manipulations, strided_layout_reshape to strided_layout_coalesce:
+ * each writes a layout with explicit strides and the input's itemsize and
  * slice offset, unless it says otherwise. */
 
 /* The same elements in a new shape without moving data, by NumPy's no-copy
@@ -412,8 +410,6 @@ STRIDED_API strided_status strided_layout_to_dense(
  * STRIDED_OK. */
 STRIDED_API strided_status strided_layout_coalesce(
     const strided_layout *layout, strided_layout *out);
-
-/* ---- Text -------------------------------------------------------------- */
 
 /* Write the layout as "(shape):(strides)", e.g. "(4,6):(6,1)", "(5,):(1,)"
  * or "():()", with the signed slice offset appended when it is not 0:

@@ -1,11 +1,13 @@
 /*
- * layout.c: the strided layout and its algebra.
+ * layout/layout.c: the strided layout and its algebra.
  *
  * Every manipulation builds its result in a local layout and stores it into
  * *out last, so the output may alias the input and is untouched on failure.
- * Only the first ndim entries of shape[] and strides[] are copied. Messages
- * follow cuda.core's wording, because the Python binding raises them as they
- * are.
+ * Only the first ndim entries of shape[] and strides[] are copied. Where
+ * cuda.core refuses the same input, the message is cuda.core's sentence word
+ * for word, because the Python binding raises it as it is; the failures
+ * cuda.core does not have (overflow, NULL pointers) speak in the library's
+ * own voice (docs/style.md).
  */
 #include <assert.h>
 #include <string.h>
@@ -344,8 +346,6 @@ strided_status strided_layout_init_dense(strided_layout *out, int ndim,
     return dense_into(op, out, ndim, shape, itemsize, order, nperm, perm);
 }
 
-/* ---- Queries ----------------------------------------------------------- */
-
 strided_status strided_layout_validate(const strided_layout *l)
 {
     const char *op = "validate";
@@ -598,11 +598,14 @@ bool strided_layout_is_unique(const strided_layout *l)
     return true;
 }
 
-/* Group the axes allowed by mask with their left neighbours (C index order)
- * by the rule of layout.md §5.3 as strided amends it: extent-1 axes never
- * block a merge and never set a group's stride unless the whole group has
- * extent 1. Writes the groups (the 0-d layout gives none) and the mask of
- * axes that merged. */
+/* Group the axes allowed by mask with their left neighbours (C index
+ * order). An axis of extent > 1 joins the group on its left when the group
+ * has no axis of extent > 1 yet, or when its stride times its extent is the
+ * stride of the group's innermost axis of extent > 1 (cuda.core's rule,
+ * which also applies it to extent-1 axes); extent-1 axes always join, so
+ * they never block a merge, and never set a group's stride unless the whole
+ * group has extent 1. Writes the groups (the 0-d layout gives none) and the
+ * mask of axes that merged. */
 static strided_status merge_axes(const char *op, const strided_layout *l,
                                  uint64_t mask, int *out_ngroups,
                                  int64_t *gshape, int64_t *gstride,
@@ -724,8 +727,6 @@ strided_status strided_layout_flatten(const strided_layout *l, int start_axis,
     }
     return strided_layout_flatten_mask(l, mask, out);
 }
-
-/* ---- Manipulations ----------------------------------------------------- */
 
 strided_status strided_layout_reshape(const strided_layout *l, int ndim,
                                       const int64_t *shape, strided_layout *out)

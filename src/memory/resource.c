@@ -150,8 +150,6 @@ static void free_state(void *self)
     strided__free(self);
 }
 
-/* ---- host ----------------------------------------------------------------- */
-
 typedef struct host_state {
     size_t alignment;
 } host_state;
@@ -202,8 +200,6 @@ strided_status strided_host_resource_create(size_t alignment,
     strided_memory_resource_props props = {true, false, false, -1, false};
     return create_builtin(op, &host_ops, h, props, out);
 }
-
-/* ---- CUDA resources ------------------------------------------------------- */
 
 /* The pinned, device and managed resources share one ops table; their state
  * says which they are, the device whose primary context their driver calls

@@ -4,7 +4,7 @@ A ``LayoutSpec`` describes a layout as a dense base (shape, itemsize and a dense
 F, or an explicit stride-order permutation), followed by an optional permutation and a list of
 successive index expressions.  ``build()`` produces the same thing twice: as a NumPy view over an
 ``arange`` buffer (the oracle) and as a ``StridedLayout``.  The ``cmp_*`` and ``check_*`` helpers then
-assert that the layout agrees with the NumPy view.  The contract is docs/spec layout.md, section 7.1.
+assert that the layout agrees with the NumPy view, as upstream's own harness does.
 """
 
 import enum

@@ -4,7 +4,8 @@ A layout (shape, strides, slice_offset, itemsize) addresses, for every
 multi-index i, the element offset ``slice_offset + sum(i[k] * strides[k])``;
 times itemsize that is a byte offset. The functions here compute those offsets
 and the properties defined from them (bounds, uniqueness, contiguity, merges,
-coalescing) by brute force or by the plain rules of spec/layout.md. Scalars
+coalescing) by brute force or by the plain rules stated with each function
+(the rules docs/layout.md and include/strided/layout.h document). Scalars
 are Python ints, so the model is exact at any magnitude; offset arrays use
 NumPy int64 when every value fits comfortably and Python ints otherwise.
 """
@@ -73,12 +74,14 @@ def is_unique(shape, strides):
 
 
 def stride_order(shape, strides):
-    """Axes by descending |stride|, then descending extent, then axis (§4.5)."""
+    """Axes by descending |stride|, then descending extent, then axis: a
+    total order, so the result is deterministic (cuda.core's stride_order)."""
     return tuple(sorted(range(len(shape)), key=lambda a: (-abs(strides[a]), -shape[a], a)))
 
 
 def is_contiguous_c(shape, strides):
-    """NumPy's relaxed C_CONTIGUOUS, in element strides (§4.6)."""
+    """NumPy's relaxed C_CONTIGUOUS, in element strides: extent-1 axes are
+    skipped, and every other stride is the product of the extents after it."""
     if volume(shape) == 0:
         return True
     run = 1
@@ -96,7 +99,7 @@ def is_contiguous_f(shape, strides):
 
 
 def flatten(shape, strides, allowed=2**64 - 2):
-    """strided's merge rule (§5.3): returns (shape, strides, mask, needed).
+    """strided's merge rule for flatten: returns (shape, strides, mask, needed).
 
     Bit j of allowed lets axis j join the group on its left. An extent-1 axis
     always joins; a non-unit axis joins when the group has no non-unit member

@@ -1,6 +1,7 @@
-"""strided.Buffer and the memory resources (spec/buffer-view.md §1, §3, §7,
-§8.1): construction, ownership and lifetime, the closed-state contract, and
-the built-in resources. Host memory throughout; the tests that need a GPU
+"""strided.Buffer and the memory resources, with cuda.core's Buffer and
+MemoryResource interface and error messages (docs/memory.md): construction,
+ownership and lifetime, the closed-state contract, and the built-in
+resources. Host memory throughout; the tests that need a GPU
 skip without one, and the no-driver test runs only where no CUDA driver can
 be loaded."""
 

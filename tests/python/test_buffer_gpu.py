@@ -1,11 +1,13 @@
 """strided.Buffer and the memory resources on a GPU, side by side with
-cuda.core (spec/buffer-view.md §2.2, §3.2, §8.1, §8.5).
+cuda.core (docs/memory.md, "What kind of memory is it?").
 
 Every memory kind is made with cuda.bindings, cuda.core, CuPy, PyTorch or
 NumPy, wrapped both with strided.Buffer.from_handle and with cuda.core's
 Buffer.from_handle on the same pointer, and the two answers for device_id,
 is_device_accessible, is_host_accessible and is_managed are compared with
-each other and with the table of §2.2. Allocations from strided's resources
+each other and with the expected classification (expect() below: what
+cuda.core reports for each kind with no memory resource, with strided's
+differences). Allocations from strided's resources
 are used from CuPy, PyTorch and NumPy; owners are released exactly once;
 stream-ordered allocations take CuPy, PyTorch and cuda.core streams.
 
@@ -15,20 +17,20 @@ writes memory-kinds.txt).
 
 Intended differences from cuda.core 1.2 (asserted as such, marked in the
 table):
-  D1        pageable memory and NULL are device-accessible in strided where
+  HMM/ATS   pageable memory and NULL are device-accessible in strided where
             the device reads pageable memory (HMM/ATS,
             CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 1); cuda.core says
             never. None expected on an H200 in an x86 host (attribute 0).
-  §2.2      a pinned-pool pointer wrapped with from_handle: cuda.core reports
+  pool      a pinned-pool pointer wrapped with from_handle: cuda.core reports
             the driver's ordinal (0); strided may report -1, "not bound to a
-            device", as PinnedMemoryResource.device_id does (an open point
-            of §2.2).
+            device", as PinnedMemoryResource.device_id does (cuda.core itself
+            answers 0 for the pointer and -1 for its resource).
   resource  ManagedMemoryResource: strided's is bound to a device (it
             allocates with cuMemAllocManaged in that device's context,
             device_id 0 by default); cuda.core's default one has no
             preferred location (device_id -1).
   resource  HostMemoryResource has no cuda.core counterpart; it is checked
-            against §3 alone.
+            against its own properties alone.
 
 The whole module skips with "skipped: no CUDA device" where cuda.core,
 cuda.bindings, CuPy or PyTorch is missing or no device is usable.
@@ -117,12 +119,12 @@ REPORT = []  # lines of the classification table
 
 # The differences from cuda.core that the tests accept (see the docstring).
 INTENDED = [
-    "D1: pageable memory and NULL device-accessible in strided where PAGEABLE_MEMORY_ACCESS=1 "
+    "HMM/ATS: pageable memory and NULL device-accessible in strided where PAGEABLE_MEMORY_ACCESS=1 "
     f"(HMM/ATS; this device: {PAGEABLE})",
-    "§2.2 open point: strided may report device_id -1 for a pinned-pool pointer (cuda.core: 0)",
+    "pinned pool: strided may report device_id -1 for a pinned-pool pointer (cuda.core: 0)",
     "ManagedMemoryResource: strided's is bound to device 0 (device_id 0); cuda.core's has no "
     "preferred location (-1)",
-    "HostMemoryResource: no cuda.core counterpart; checked against §3 alone",
+    "HostMemoryResource: no cuda.core counterpart; checked against its own properties alone",
 ]
 
 
@@ -146,7 +148,7 @@ def report():
         "intended differences from cuda.core:",
         *("  - " + d for d in INTENDED),
         "columns: device_id device_accessible host_accessible managed",
-        f"{'memory':38} {'strided':16} {'cuda.core':16} {'§2.2 expects':16} note",
+        f"{'memory':38} {'strided':16} {'cuda.core':16} {'expected':16} note",
     ]
     text = "\n".join(head + REPORT) + "\n"
     print("\n" + text)
@@ -174,12 +176,14 @@ def show(p):
 # Memory kinds.
 #
 # Each maker is a context manager yielding (pointer, size) and freeing the
-# memory afterwards; its expected classification follows §2.2.
+# memory afterwards; its expected classification is expect(kind).
 
 
 def expect(kind):
-    """§2.2 with D1: what from_handle should report for a memory kind, as
-    {field: set of accepted values}."""
+    """What from_handle should report for a memory kind, as {field: set of
+    accepted values}: cuda.core's answers with no memory resource, except
+    that pageable memory is device-accessible where the device reads
+    pageable memory (HMM/ATS) and a pinned-pool pointer may report -1."""
     if kind == "pageable":
         return {
             "device_id": {-1},
@@ -217,9 +221,9 @@ def intended(kind, field, ours, theirs):
     """The decision that lets strided answer ours where cuda.core answers
     theirs, or None."""
     if kind == "pageable" and field == "is_device_accessible" and PAGEABLE and ours and not theirs:
-        return "D1 (HMM/ATS)"
+        return "HMM/ATS"
     if kind == "pinned pool" and field == "device_id" and ours == -1 and theirs == 0:
-        return "§2.2 open point"
+        return "pinned pool"
     return None
 
 
@@ -378,7 +382,7 @@ def test_classification_matches_cuda_core(name, kind, make):
                 else:
                     notes.append(f"{f} differs: {why}")
             if p[f] not in want[f]:
-                problems.append(f"{f}: strided {p[f]!r}, §2.2 expects {sorted(want[f])}")
+                problems.append(f"{f}: strided {p[f]!r}, expected {sorted(want[f])}")
         want_show = show({f: sorted(want[f], reverse=True)[0] for f in FIELDS})
         REPORT.append(
             f"{name:38} {show(p):16} {show(q):16} {want_show:16} "
@@ -434,7 +438,7 @@ def strided_resource(name):
 
 
 RESOURCES = [
-    # name, sizes, §3 properties (device_id, device, host, managed)
+    # name, sizes, the resource's properties (device_id, device, host, managed)
     ("DeviceMemoryResource", [0, 1, MiB, GiB + 1], (0, True, False, False)),
     ("PinnedMemoryResource", [0, 1, MiB, 64 * MiB], (-1, True, True, False)),
     ("ManagedMemoryResource", [0, 1, MiB], (0, True, True, True)),
@@ -453,7 +457,7 @@ def test_resource_allocations(name, size, expected):
     mr = strided_resource(name)
     device_id, dev, host, managed = expected
     if name == "HostMemoryResource" and PAGEABLE:
-        dev = mr.is_device_accessible  # D1 may apply on HMM/ATS; not required
+        dev = mr.is_device_accessible  # pageable memory may be device-accessible on HMM/ATS; not required
     assert props(mr) == {
         "device_id": device_id,
         "is_device_accessible": dev,
@@ -501,7 +505,7 @@ def test_resource_properties_match_cuda_core(name, core_name):
     b.close()
     note = "same"
     if q is None:
-        note = "no cuda.core counterpart (checked against §3)"
+        note = "no cuda.core counterpart (checked against its own properties)"
     elif p != q:
         if name == "ManagedMemoryResource" and {f: v for f, v in p.items() if f != "device_id"} == {
             f: v for f, v in q.items() if f != "device_id"
@@ -552,7 +556,7 @@ def test_owner_released_once_on_gc():
 
 
 def test_owner_kept_by_a_view_after_close():
-    """D7: a view is a second holder; closing the Buffer keeps the owner until
+    """A view is a second holder: closing the Buffer keeps the owner until
     the view goes, then releases it once."""
     view_type = getattr(strided, "StridedMemoryView", None)
     if view_type is None or not hasattr(view_type, "from_buffer"):

@@ -1,5 +1,5 @@
 """StridedMemoryView.copy_from / copy_to and strided.copy_plan between host
-memory (spec/buffer-view.md §5.3, §7, §8.3; include/strided/copy.h).
+memory (include/strided/copy.h, docs/copies.md).
 
 NumPy is the oracle: every copy is repeated with np.copyto on copies of the
 same bytes, and the whole buffers under both sides are compared byte for

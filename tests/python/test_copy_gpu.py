@@ -1,5 +1,5 @@
 """StridedMemoryView.copy_from / copy_to with device memory on one GPU
-(spec/buffer-view.md §5.3, §7, §8.3; include/strided/copy.h), with CuPy
+(include/strided/copy.h, docs/copies.md), with CuPy
 for memory and as the oracle, and PyTorch and cuda.core where present.
 
 What is checked:
@@ -24,7 +24,8 @@ What is checked:
   default device to device) returns once queued, and synchronising the
   stream shows the data; work queued before the copy on the same stream is
   seen by it, also by a host copy given that stream.
-- The errors of §5.3 on device views, destination untouched.
+- The validation errors of a copy (docs/copies.md) on device views,
+  destination untouched.
 
 The module skips with "skipped: no CUDA device" where no CUDA device is
 usable; tests that need CuPy, PyTorch or cuda.core skip by themselves.

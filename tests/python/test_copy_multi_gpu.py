@@ -1,7 +1,7 @@
 """StridedMemoryView.copy_from / copy_to between views in device memory that
-overlap, and between two GPUs (spec/buffer-view.md §5.3; robustness.md
-row 23; src/copy/device.c), with CuPy and PyTorch arrays, NumPy and
-CuPy as the oracles.
+overlap (the result is as if the source had been read in full first), and
+between two GPUs (docs/copies.md; src/copy/device.c), with CuPy and PyTorch
+arrays, NumPy and CuPy as the oracles.
 
 What is checked:
 

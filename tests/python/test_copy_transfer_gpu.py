@@ -1,6 +1,6 @@
 """StridedMemoryView.copy_from / copy_to between host memory and device
-memory in any layout (spec/buffer-view.md §5.3; the paths of
-spec/copy-performance.md §5, src/copy/transfer.c), on one GPU.
+memory in any layout (docs/copies.md; the paths of src/copy/transfer.c), on
+one GPU.
 
 What is checked, byte for byte against np.copyto on copies of the same
 bytes (the whole buffers under both sides: gaps and bytes around the

@@ -7,8 +7,8 @@ divide_strides=True) or, for C-contiguous arrays, implicit strides; some cases
 are first sliced by the same random index (layout_cases.py). An operation
 must give NumPy's shape, NumPy's strides on axes of extent > 1, and the same
 byte offset for every element, measured from the unsliced array's pointer.
-Empty results of slicing, reshape and squeeze have all-zero strides
-(spec/layout.md §9.2-7), where NumPy keeps its strides.
+Empty results of slicing, reshape and squeeze have all-zero strides (as
+cuda.core makes them), where NumPy keeps its strides.
 """
 
 import numpy as np
@@ -212,7 +212,7 @@ def test_permuted(case):
 def test_reshaped(case):
     spec, new_shape = case
     a, layout, base = build(spec)
-    # NumPy takes any negative extent for "unknown"; the spec does not.
+    # NumPy takes any negative extent for "unknown"; cuda.core and strided take only -1.
     unknown = [e for e in new_shape if e < 0]
     if unknown and min(unknown) < -1:
         first = next(i for i, e in enumerate(new_shape) if e < -1)
@@ -434,7 +434,7 @@ def test_to_dense(case):
 
 
 def repack_error(shape, strides, slice_offset, old, new, data_ptr, axis):
-    """The message fragment repacked must raise with (spec §5.7), or None."""
+    """The message fragment repacked must raise with, or None."""
     ndim = len(shape)
     if new > old:
         if new % old:

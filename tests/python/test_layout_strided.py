@@ -1,11 +1,14 @@
 """strided's own decisions for StridedLayout and its extras.
 
-The tests of spec/layout.md §7.8 (unit axes in reshape and flatten, repack
-divisibility, max_compatible_itemsize, mask overflow, __index__ slicing,
-hashing, is_unique on layouts derived from dense ones), the extras
-coalesced(), format() and format_grid(), immutability, and the arithmetic edge
-table of spec/robustness.md §B9 item 3: extents, strides and itemsizes at the
-int32/int64 limits give either the right result or the right exception.
+Where strided departs from cuda.core on purpose: extent-1 axes never block
+reshape and flatten; repacked requires itemsizes that divide one another and
+max_compatible_itemsize returns a multiple of the itemsize; the axis mask is
+overflow-checked; slicing takes any integer with __index__; layouts hash,
+consistently with ==; is_unique is exact on layouts derived from dense ones.
+Then the extras coalesced(), format() and format_grid(), immutability, and an
+arithmetic edge table: extents, strides and itemsizes at 0, 1, 2**31 +- 1,
+2**62 and the int64 limits give either the right result or the right
+exception.
 """
 
 import math
@@ -39,7 +42,7 @@ def element_offsets(layout):
     return om.offsets(layout.shape, om.layout_strides(layout), layout.slice_offset)
 
 
-# ---- unit axes in reshape and flatten (§5.1, §5.3, §9.2-3) -------------------
+# ---- extent-1 axes never block reshape and flatten -------------------------
 
 
 @pytest.mark.parametrize("itemsize", [1, 2, 4, 8])
@@ -106,7 +109,7 @@ def test_reshape_with_unit_axes_matches_numpy(case):
     np.testing.assert_array_equal(element_offsets(flat).ravel(), element_offsets(layout).ravel())
 
 
-# ---- repack and max_compatible_itemsize (§5.7, §5.8, §9.2-1) -----------------
+# ---- repack and max_compatible_itemsize: itemsizes that divide ------------
 
 
 def test_repack_to_a_non_multiple_itemsize_raises():
@@ -178,7 +181,7 @@ def test_max_compatible_itemsize(case):
     assert result == max([itemsize] + accepted)
 
 
-# ---- overflow of the axis mask (§2.3, §9.2-4) --------------------------------
+# ---- overflow of the axis mask, checked as in flattened() -----------------
 
 
 @pytest.mark.parametrize(
@@ -205,7 +208,7 @@ def test_flatten_mask_ignores_bit_0_and_high_bits():
     assert layout.flattened(mask=0b1) == layout.flattened(mask=0)
 
 
-# ---- __index__ slicing (§5.9) --------------------------------------------------
+# ---- slicing with any integer that has __index__ ---------------------------
 
 
 class Two:
@@ -237,7 +240,7 @@ def test_slicing_rejects_non_integer_slice_bounds():
         StridedLayout.dense((5,), 4)[1.5:]
 
 
-# ---- hashing and equality (§2.5, §2.6) ------------------------------------------
+# ---- hashing (consistent with ==) and equality -----------------------------
 
 
 def test_equal_layouts_hash_equal():
@@ -264,7 +267,9 @@ def test_layouts_as_dict_keys_and_set_members():
     assert len({StridedLayout.dense((3,), 1), StridedLayout.dense((3,), 2)}) == 2
 
 
-# ---- is_unique (Decision 5, §4.10) ------------------------------------------------
+# ---- is_unique: exact on layouts made from dense ones ----------------------
+# by permute, slice (either step sign), squeeze, unsqueeze, reshape and flatten;
+# False for a non-empty layout with a stride-0 axis of extent > 1.
 
 CHAIN_OPS = ("slice", "permute", "reshape", "unsqueeze", "slice", "reshape", "squeeze", "flatten")
 
@@ -505,7 +510,7 @@ def test_format_grid_rejects_more_than_2_dims(shape):
         StridedLayout.dense(shape, 1).format_grid()
 
 
-# ---- immutability (§2.1) -------------------------------------------------------------
+# ---- immutability ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -551,7 +556,7 @@ def test_private_alias_is_the_same_class():
     assert repr(StridedLayout.dense((2,), 1)).startswith("StridedLayout(")
 
 
-# ---- arithmetic edge table (robustness.md §B9 item 3) ----------------------------------
+# ---- arithmetic edge table: values at the int32 and int64 limits -----------------------
 
 EDGE_VALUES = [0, 1, 2, 2**31 - 1, 2**31, 2**31 + 1, 2**62, 2**63 - 1]
 EDGE_EXTENTS = EDGE_VALUES + [-1, INT64_MIN, 2**63]
@@ -620,7 +625,7 @@ def shape_strides(layout):
 
 def check_edge_layout(shape, strides, itemsize):
     """Construct the layout and run every query and a few operations on it;
-    each must give the model's value or the exception the spec asks for."""
+    each must give the model's value or the exception its rules call for."""
     label = f"StridedLayout({shape}, {strides}, {itemsize})"
     layout = check_outcome(
         lambda: StridedLayout(shape, strides, itemsize), construction_outcomes(shape, strides, itemsize), label

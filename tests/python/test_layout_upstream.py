@@ -1,7 +1,7 @@
-"""Port of cuda.core's upstream StridedLayout test suite (layout.md section 7), written anew.
+"""Port of cuda.core's upstream StridedLayout test suite, written anew.
 
-Twelve parametrized tests (section 7.2) compare layouts built through ``LayoutSpec`` with NumPy views
-of the same data; 23 focused tests (section 7.3) pin single behaviours and error messages.  Item sizes,
+Twelve parametrized tests compare layouts built through ``LayoutSpec`` with NumPy views
+of the same data; 23 focused tests pin single behaviours and error messages.  Item sizes,
 sampled permutations and long shapes are drawn from ``random.Random(42)`` at collection time, so the
 collected cases are the same on every run.
 """
@@ -64,7 +64,7 @@ class Error:
         return pytest.raises(self.exc, match=self.match)
 
 
-# Slicing (regexes of layout.md section 6).
+# Slicing (the regexes upstream's tests match cuda.core's messages with).
 ZERO_STEP = Error("ZERO_STEP", ValueError, "slice step cannot be zer")
 TOO_MANY_SLICES = Error("TOO_MANY_SLICES", ValueError, "is greater than the number of dimensions")
 OUT_OF_RANGE = Error("OUT_OF_RANGE", ValueError, "out of range for axis")
@@ -728,7 +728,7 @@ def test_to_dense(spec, stride_order):
     assert dense.offset_bounds == (0, layout.volume - 1)
 
 
-# Focused tests (layout.md section 7.3)
+# Focused tests
 
 
 @pytest.mark.parametrize("other", [None, "string", 42, 3.14, (3, 4), [1, 2, 3], object()])
@@ -756,8 +756,8 @@ def test_dense_like_invalid_stride_order_raises():
 
 
 def test_repr_includes_slice_offset_when_nonzero():
-    # Naming (strided decision 1): the alias is the same class and repr uses
-    # the public name (cuda.core's class is named _StridedLayout).
+    # Naming: the alias _StridedLayout is the same class, and repr uses the
+    # public name StridedLayout (cuda.core's class is named _StridedLayout).
     name = "_StridedLayout(" if UPSTREAM else "StridedLayout("
     if not UPSTREAM:
         import strided

@@ -1,6 +1,7 @@
-"""strided.StridedMemoryView (spec/buffer-view.md §4, §6.1, §7): DLPack and
-array-interface import, from_buffer in both forms (D9), view(), DLPack export
-and lifetimes. Host memory only; NumPy is the producer and the oracle."""
+"""strided.StridedMemoryView (docs/views.md): DLPack and array-interface
+import, from_buffer in both forms (a StridedLayout, or shape and strides),
+view(), DLPack export and lifetimes, with cuda.core's error types and
+messages. Host memory only; NumPy is the producer and the oracle."""
 
 import gc
 import sys

@@ -1,5 +1,5 @@
-"""The CUDA paths of strided.StridedMemoryView (spec/buffer-view.md §4.2, §4.4,
-§6.1, §7) against the fake CUDA driver of the C tests (tests/c/fake_cuda.c), so
+"""The CUDA paths of strided.StridedMemoryView (docs/views.md) against the
+fake CUDA driver of the C tests (tests/c/fake_cuda.c), so
 that they run without a GPU: CUDA Array Interface import and export, stream
 ordering, from_any_interface, the deprecated constructor, the decorator and
 lifetimes.
@@ -143,7 +143,8 @@ KINDS = {{"device": (MEMORYTYPE_DEVICE, 0), "managed": (MEMORYTYPE_DEVICE, 1),
 
 
 def add_range(begin, kind, device=0, size=RANGE_SIZE, device_pointer=None, pool=None):
-    # The attributes the real driver reports for each kind (spec §2.4).
+    # The attributes the real driver reports for each kind (as measured on an
+    # NVIDIA H200).
     memory_type, managed = KINDS[kind]
     dptr = begin if device_pointer is None else device_pointer
     fake.fake_cuda_add_range(ctypes.byref(
@@ -375,8 +376,9 @@ def test_cai_device_of_each_memory_kind(cai_kinds, name, ptr, device_id, dlpack_
 
 @needs_fake
 def test_cai_pinned_with_distinct_device_address():
-    # D4: the view keeps the host address as ptr and the device address for
-    # the device; the CUDA Array Interface gives the device address.
+    # Registered memory mapped at another device address: the view keeps the
+    # host address as ptr and the device address for the device; the CUDA
+    # Array Interface gives the device address.
     out = run_fake("""
         add_range(0x900000000, "pinned", 0, device_pointer=0xa00000000)
         v = StridedMemoryView.from_cuda_array_interface(cai(0x900000000 + 64, (4, 6)), 0)
@@ -449,7 +451,7 @@ def test_cai_unknown_pointer_is_rejected():
 
 @needs_fake
 def test_cai_pageable_memory_with_pageable_access():
-    # D1: on a device with pageable memory access, host memory is
+    # On a device with pageable memory access (HMM/ATS), host memory is
     # device-accessible; it belongs to no device, so the view reports the
     # current one.
     out = run_fake("""
@@ -654,7 +656,7 @@ def test_cai_export_of_derived_views(cai_export):
     assert neg["cai"]["data"] == [DEV1 + 40 - 3 * 8, False]
     assert neg["cai"]["shape"] == [3]
     assert neg["cai"]["strides"] == [-8]
-    # D5: the producer's footprint bounds view().
+    # The producer's footprint bounds view(), as a buffer's size does.
     assert cai_export["outside"][0] == "ValueError"
     assert "Buffer size is too small for the layout" in cai_export["outside"][1]
 

@@ -1,6 +1,5 @@
 """strided.StridedMemoryView on a GPU, with PyTorch, CuPy and cuda.core 1.2 as
-producers, consumers and reference (spec/buffer-view.md §4, §6, §7, §8.2;
-docs/views.md).
+producers, consumers and reference (docs/views.md).
 
 What is checked:
 
@@ -15,11 +14,11 @@ What is checked:
   StridedMemoryView imports strided's view and strided imports cuda.core's,
   with every property equal.
 - Views over strided's device, managed and pinned buffers export as
-  kDLCUDA (2), kDLCUDAManaged (13) and kDLCUDAHost (3) (D6); PyTorch, CuPy
+  kDLCUDA (2), kDLCUDAManaged (13) and kDLCUDAHost (3); PyTorch, CuPy
   and NumPy read what one another wrote through them; the CUDA Array
   Interface export of device-accessible views, and its absence on host-only
   views.
-- The upstream GPU tests of §8.2 (TestViewGPU, TestViewCudaArrayInterfaceGPU,
+- cuda.core's own GPU tests of StridedMemoryView (TestViewGPU, TestViewCudaArrayInterfaceGPU,
   test_view_zero_size_array, test_struct_array, test_view_sliced_external,
   bfloat16 through CuPy and PyTorch), with device_id 0 (the current device)
   and objects that offer only the CUDA Array Interface standing in for
@@ -278,7 +277,7 @@ def assert_same_view(ours, theirs, *, unit_axes_free=False):
     try:
         their_dtype = theirs.dtype
     except (TypeError, NotImplementedError) as e:
-        # cuda.core maps DLPack's float8 codes to no NumPy dtype (§4.9).
+        # cuda.core maps DLPack's float8 codes to no NumPy dtype.
         assert ours.dtype.name in ML_TYPES, e
     else:
         assert ours.dtype == their_dtype
@@ -563,7 +562,7 @@ def test_cuda_core_round_trip(name, layout, direction):
         try:
             ours = StridedMemoryView.from_dlpack(theirs, stream_ptr=-1)
         except BufferError as e:
-            # §6.1: cuda.core 1.2 exports only NumPy's own types.
+            # cuda.core 1.2 exports only NumPy's own types through DLPack.
             if name in ML_TYPES:
                 pytest.skip(f"cuda.core does not export {name} by DLPack: {e}")
             raise
@@ -602,7 +601,7 @@ def test_memory_kind_view(kind, dl_type):
     view = StridedMemoryView.from_buffer(buf, (4, 6), dtype=np.dtype(np.float32))
     assert view.__dlpack_device__() == (dl_type, 0)
     assert view.ptr == buf.handle
-    # D4: one address for host and device on this GPU.
+    # Pinned memory: the device reaches it at its host address on this GPU.
     assert view.device_ptr == view.ptr
     assert view.device_id == buf.device_id
     assert view.is_device_accessible
@@ -775,13 +774,13 @@ def test_cuda_array_interface_only_on_device_accessible_views():
     ]
     for view in views:
         if view.is_device_accessible:
-            continue  # D1: host memory on an HMM/ATS system
+            continue  # host memory a device reads (an HMM/ATS system)
         assert not hasattr(view, "__cuda_array_interface__")
         with pytest.raises(AttributeError):
             view.__cuda_array_interface__
 
 
-# ---- 3. upstream's GPU tests (§8.2) ----------------------------------------------
+# ---- 3. upstream's GPU tests ----------------------------------------------------
 
 UPSTREAM_SAMPLES = [
     pytest.param(lambda: cupy.empty(3, dtype=cupy.complex64), False, id="cupy-complex64-3"),
@@ -1061,8 +1060,9 @@ def test_same_view_as_cuda_core(name, protocol):
     ours, our_error = _attempt(getattr(StridedMemoryView, method), obj, stream_ptr)
     theirs, their_error = _attempt(getattr(CoreSMV, method), obj, stream_ptr)
     if lib == "torch" and protocol == "cai":
-        # torch's interface is version 2: strided refuses it (§4.4); cuda.core
-        # 1.2 reads torch tensors through torch's C ABI instead (§4.6).
+        # torch's interface is version 2: strided refuses it (version 3 or
+        # later only); cuda.core 1.2 reads torch tensors through torch's C ABI
+        # instead.
         assert isinstance(our_error, BufferError) and "v3" in str(our_error)
         assert their_error is None
         return
@@ -1079,7 +1079,7 @@ def test_same_view_as_cuda_core(name, protocol):
         return
     assert ours.exporting_obj is obj
     assert theirs.exporting_obj is obj
-    # cuda.core 1.2 reads torch tensors through torch's C ABI (§4.6) with
+    # cuda.core 1.2 reads torch tensors through torch's C ABI with
     # torch's own strides; torch's DLPack export sets those of unit axes to 1.
     assert_same_view(ours, theirs, unit_axes_free=lib == "torch")
     if lib == "cupy" and ours.size > 0 and len(ours.shape) > 0:
@@ -1318,8 +1318,8 @@ def test_unconsumed_capsules_release_buffer_owner():
 
 @needs_torch
 def test_closed_buffer_kept_by_view_and_export():
-    """D7 on device memory: closing the Buffer while a view and a torch
-    tensor made from it live keeps the memory until the last one goes."""
+    """On device memory: closing the Buffer while a view and a torch tensor
+    made from it live keeps the memory until the last one goes."""
     n = MiB
     mr = strided.DeviceMemoryResource(0)
     buf = mr.allocate(n * 4)
