@@ -17,11 +17,20 @@
  * callback runs once with the footprint after the last release and never
  * on failure; views derived from the wrapped one are accepted inside the
  * footprint and refused one element outside it.
+ *
+ * The whole import of a described array (strided_view_import_interface,
+ * both interfaces, no driver: CUDA data is then host memory no device
+ * reaches): its rules in their order decide the status exactly up to the
+ * memory step, the release callback runs exactly once (before the call
+ * returns on failure, at the view's release otherwise), a failure leaves
+ * the view untouched, and a success is the view strided_view_wrap makes of
+ * the same pieces.
  */
 #include <ctype.h>
 
 #include "fuzz_check.h"
 #include "fuzz_input.h"
+#include "strided/interface.h"
 #include "strided/view.h"
 
 static const fuzz_limits limits = {
@@ -409,12 +418,151 @@ static void check_wrap(fuzz_input *in, const strided_layout *l, const strided_dt
     free(buffer);
 }
 
+/* The import of an interface dict made of a type string, the decoded
+ * layout arguments (byte strides, or none) and decoded header, stream and
+ * memory fields. */
+static void check_import(fuzz_input *in, const char *typestr, const fuzz_layout_args *a)
+{
+    static const int64_t versions[] = {3, 3, 3, 4, 2, 0, INT64_MIN, INT64_MAX};
+    static const int64_t streams[] = {1, 2, 0x1000, 0, -3, INT64_MIN};
+    uint8_t h = fuzz_u8(in), m = fuzz_u8(in);
+    strided_interface_desc d = {0};
+    d.kind = (h & 1) ? STRIDED_INTERFACE_CUDA : STRIDED_INTERFACE_ARRAY;
+    d.version = versions[(h >> 1) % 8];
+    d.has_mask = (h >> 4) == 15;
+    d.ndim = a->ndim;
+    d.shape = a->shape;
+    bool with_strides = a->make == FUZZ_MAKE_BYTES;
+    d.nstrides = with_strides ? a->ndim + ((m & 7) == 7 ? 1 : (m & 7) == 6 ? -1 : 0) : -1;
+    if (d.nstrides < 0)
+        d.nstrides = with_strides ? 0 : -1;
+    d.strides = a->strides;
+    d.typestr = typestr;
+    d.typestr_flags = (m & 8) && (m & 16) ? STRIDED_TYPESTR_HOLDS_REFERENCES : 0;
+    d.readonly = (m & 32) != 0;
+    d.has_stream = (m & 64) != 0;
+    d.stream = streams[fuzz_u8(in) % 6];
+    strided_consumer_stream consumer = {(m & 128) == 0, (void *)0x2000};
+    bool with_consumer = d.kind == STRIDED_INTERFACE_CUDA && fuzz_u8(in) < 224;
+
+    /* The rules, in their order: the first broken one decides. */
+    char kind = 0;
+    int64_t itemsize = 0;
+    bool swapped = false, maybe = false;
+    fuzz_statuses parse = typestr_expect(typestr, d.typestr_flags | STRIDED_TYPESTR_NATIVE_ONLY,
+                                         &kind, &itemsize, &swapped, &maybe);
+    if ((m & 8) && !(m & 16))
+        d.descr_itemsize = itemsize + 1 + (m >> 6);
+    fuzz_statuses want = 0;
+    bool exact = true;
+    if (d.version < 3 || d.has_mask)
+        want = FUZZ_UNSUPPORTED;
+    else if (d.kind == STRIDED_INTERFACE_CUDA && !with_consumer)
+        want = FUZZ_UNSUPPORTED;
+    else if (d.kind == STRIDED_INTERFACE_CUDA && consumer.sync && d.has_stream && d.stream <= 0)
+        want = FUZZ_BIT(STRIDED_ERR_PROTOCOL);
+    else if (d.ndim < 0 || d.ndim > STRIDED_MAX_NDIM)
+        want = FUZZ_INVALID;
+    else if (d.nstrides >= 0 && d.nstrides != d.ndim)
+        want = FUZZ_INVALID;
+    else if (maybe)
+        return; /* a unit the declaration leaves open: the parser's harness */
+    else if (parse != 0)
+        want = FUZZ_UNSUPPORTED;
+    else if (d.descr_itemsize != 0)
+        want = FUZZ_UNSUPPORTED;
+    else if ((want = fuzz_init_expect(d.ndim, d.shape, with_strides ? d.strides : NULL,
+                                      (int)itemsize, true)) == 0)
+        exact = false; /* the memory step: wrap's rules, or the driver's word */
+
+    /* The memory: a heap buffer holding the footprint, or an edge. */
+    strided_layout l;
+    char *buffer = NULL;
+    uintptr_t e0 = 0;
+    bool described = want == 0 &&
+                     strided_layout_init_byte_strides(&l, d.ndim, d.shape,
+                                                      with_strides ? d.strides : NULL,
+                                                      (int)itemsize) == STRIDED_OK;
+    if (described)
+        e0 = decode_element0(in, &l, &buffer);
+    d.data = (void *)e0;
+    if (!exact)
+        want |= FUZZ_INVALID | FUZZ_OVERFLOW | FUZZ_UNSUPPORTED | FUZZ_DRIVER;
+
+    char ctx[400];
+    snprintf(ctx, sizeof ctx,
+             "import_interface(%s v%lld%s, typestr \"%.40s\" flags %u descr %lld, ndim %d, "
+             "nstrides %d, data %p, %s, stream %s%lld)",
+             d.kind == STRIDED_INTERFACE_CUDA ? "CUDA" : "array", (long long)d.version,
+             d.has_mask ? " mask" : "", typestr, d.typestr_flags, (long long)d.descr_itemsize,
+             d.ndim, d.nstrides, d.data,
+             !with_consumer ? "no consumer" : consumer.sync ? "consumer syncs" : "consumer -1",
+             d.has_stream ? "" : "none ", (long long)d.stream);
+    fuzz_trace(ctx);
+    release_log log = {0};
+    strided_view v, before;
+    strided_typestr t;
+    memset(&v, 0xA5, sizeof v);
+    memcpy(&before, &v, sizeof v);
+    fuzz_mark_error();
+    strided_status st = strided_view_import_interface(&d, with_consumer ? &consumer : NULL,
+                                                      release, &log, &v, &t);
+    fuzz_check_outcome("import_interface", st, !exact && st == STRIDED_OK ? 0 : want, &v,
+                       &before, sizeof v, ctx);
+    if (st != STRIDED_OK) {
+        FUZZ_REQUIRE(log.calls == 1 && log.context == &log,
+                     "a failed import ran the release callback %d times: %s", log.calls, ctx);
+        free(buffer);
+        return;
+    }
+    FUZZ_REQUIRE(described && log.calls == 0, "the import succeeded where the rules refuse, or "
+                 "released early (%d calls): %s", log.calls, ctx);
+    /* The same pieces wrapped by hand give the same view. */
+    strided_view w;
+    strided_device cpu = {STRIDED_DEVICE_CPU, 0};
+    FUZZ_REQUIRE(strided_view_wrap(d.data, &l, t.has_dtype ? &t.dtype : NULL, d.readonly,
+                                   d.kind == STRIDED_INTERFACE_ARRAY ? &cpu : NULL, NULL, NULL,
+                                   &w) == STRIDED_OK,
+                 "wrapping the imported pieces failed: %s", ctx);
+    FUZZ_REQUIRE(strided_layout_equal(&v.layout, &w.layout) && v.origin == w.origin &&
+                     strided_view_ptr(&v) == strided_view_ptr(&w) &&
+                     strided_buffer_size(v.buffer) == strided_buffer_size(w.buffer) &&
+                     v.has_dtype == w.has_dtype && v.readonly == d.readonly &&
+                     t.itemsize == itemsize && t.kind == kind,
+                 "the import differs from the wrap of its pieces: %s", ctx);
+    FUZZ_REQUIRE(d.kind == STRIDED_INTERFACE_ARRAY && v.home_device == -1 && !v.device_accessible,
+                 "host memory reports device %d (accessible %d): %s", (int)v.home_device,
+                 v.device_accessible, ctx);
+    strided_view_release(&w);
+    strided_view_release(&v);
+    FUZZ_REQUIRE(log.calls == 1, "the release callback ran %d times: %s", log.calls, ctx);
+    free(buffer);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_input in = fuzz_input_make(data, size);
     uint8_t mode = fuzz_u8(&in);
+    if ((mode & 24) == 24) {
+        /* The whole import: a type string, then the layout it describes. */
+        char typestr[48];
+        decode_typestr(&in, typestr, sizeof typestr);
+        strided_typestr t;
+        int isz = strided_typestr_parse(typestr, 0, &t) == STRIDED_OK ? (int)t.itemsize : 8;
+        fuzz_layout_args a;
+        fuzz_layout_decode_itemsize(&in, &limits, isz, &a);
+        if (a.make == FUZZ_MAKE_STRIDES) {
+            for (int i = 0; i < a.ndim && i < STRIDED_MAX_NDIM; i++)
+                a.strides[i] = (int64_t)((uint64_t)a.strides[i] * (uint64_t)(int64_t)isz);
+            a.make = FUZZ_MAKE_BYTES;
+        } else if (a.make != FUZZ_MAKE_BYTES) {
+            a.make = FUZZ_MAKE_IMPLICIT;
+        }
+        check_import(&in, typestr, &a);
+        return 0;
+    }
     strided_dtype dtype = {0, 0, 1};
     bool has_dtype = false;
     int itemsize = 0;

@@ -4,7 +4,7 @@
  * A Buffer object holds one reference to its strided_buffer until close()
  * or garbage collection. Views and exported tensors hold their own, so
  * closing drops only this object's hold and the memory goes when the last
- * holder lets go (spec D7). The object also keeps the memory_resource and
+ * holder lets go. The object also keeps the memory_resource and
  * owner it was made with, for its attributes.
  *
  * Ownership of the Python objects behind the memory: for a Buffer with an

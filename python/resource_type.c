@@ -1,8 +1,7 @@
 /*
  * resource_type.c: strided.MemoryResource and the built-in resources.
  *
- * MemoryResource is the base class of cuda.core's interface (§3.1 of the
- * spec): allocate, deallocate and the four properties, which raise
+ * MemoryResource is the base class of cuda.core's interface: allocate, deallocate and the four properties, which raise
  * TypeError until a subclass implements them. The built-in resources
  * (HostMemoryResource, PinnedMemoryResource, DeviceMemoryResource,
  * ManagedMemoryResource) are final subclasses that each hold one reference

@@ -80,9 +80,10 @@ STRIDED_API strided_status strided_interface_check_header(strided_interface_kind
  *             or NULL when the consumer gave none; ignored for the array
  *             interface
  *   release   called exactly once with context: on failure before this
- *             returns (ptr NULL, size 0), otherwise with the footprint when
- *             the last reference to the view's buffer goes; NULL: nothing to
- *             release (the memory is borrowed)
+ *             returns (with ptr NULL and size 0, or with the footprint when
+ *             the failure came after the memory was wrapped), otherwise with
+ *             the footprint when the last reference to the view's buffer
+ *             goes; NULL: nothing to release (the memory is borrowed)
  *   out       out-parameter: the view (written on success only); its dtype
  *             is the type string's DLPack type when it has one
  *   out_type  out-parameter, may be NULL: what the type string says

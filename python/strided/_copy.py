@@ -8,7 +8,7 @@ __all__ = ["CopyAllocatorOptions"]
 
 @dataclass(frozen=True)
 class CopyAllocatorOptions:
-    """Memory resources for the temporaries of a copy (cuda.core PR #1367's name).
+    """Memory resources for the temporaries of a copy (the name cuda.core gives them).
 
     ``host`` gives the host staging buffers (pinned memory, for asynchronous
     transfers), ``device`` the device temporaries (device memory of the

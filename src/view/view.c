@@ -92,7 +92,7 @@ strided_status strided_view_check_itemsize(const strided_layout *layout, int64_t
 }
 
 /* Check that every byte the layout's elements occupy, counted from origin,
- * lies inside the buffer (§4.7 D5). A layout of volume 0 reaches no byte.
+ * lies inside the buffer, for owned and wrapped buffers alike. A layout of volume 0 reaches no byte.
  * Origin 0 (views of a buffer) reports as cuda.core does; another origin
  * (views derived from a wrapped import, where offset 0 may even lie before
  * the buffer) names the byte range.

@@ -1,7 +1,7 @@
 /*
  * Tests of strided/view.h, views of buffers: from_buffer and view (the
- * upstream test_from_buffer* cases of buffer-view.md §8.2, and the range
- * rules of D5), ownership of the buffer reference, and failure without side
+ * cases of cuda.core's own test_from_buffer* tests, and the rule that every
+ * byte of every element lies inside the buffer), ownership of the buffer reference, and failure without side
  * effects; wrap (views of memory given by element 0 and a layout). DLPack
  * import and export are in test_dlpack.c.
  *
@@ -193,7 +193,7 @@ static void test_from_buffer_too_small_by_one_byte(void **state)
 
 static void test_from_buffer_too_small_wrapped(void **state)
 {
-    /* D5: wrapped (borrowed) buffers are checked too. */
+    /* Wrapped (borrowed) buffers are checked too. */
     (void)state;
     static unsigned char mem[20];
     strided_buffer *b;
@@ -490,7 +490,7 @@ static void test_view_outside_the_buffer(void **state)
     strided_layout l = mk_c(DIMS(5, 7), 2);
     strided_view v, w;
     assert_ok(strided_view_from_buffer(b, &l, NULL, false, &v));
-    /* Origin 0: cuda.core's messages (§4.7 D5). */
+    /* Origin 0: cuda.core's messages. */
     strided_layout big = mk_c(DIMS(6, 7), 2);
     fill_sentinel(&w, sizeof w);
     assert_error(strided_view_view(&v, &big, NULL, &w),
