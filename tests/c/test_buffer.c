@@ -5,23 +5,15 @@
  *
  * Built twice: DRIVER_NONE (no CUDA driver: every pointer is host memory)
  * and DRIVER_FAKE (the fake driver, whose range table stands in for every
- * memory kind the real driver reports, buffer-view.md section 2.4).
+ * memory kind the real driver reports for a pointer: pageable, pinned,
+ * registered, device, managed, and the pool-allocated kinds).
  */
-#include "test_util.h"
-
-#include <stdatomic.h>
-#include <stdlib.h>
+#include "test_memory.h"
 
 #include "cuda/driver.h"
-#include "memory/memory.h"
-#include "strided/buffer.h"
-#include "strided/resource.h"
 #include "test_cuda.h"
 
-#define THREADS 8
-
-/* ---- a release callback that counts ---- */
-
+/* A release callback that counts its calls. */
 typedef struct releases {
     atomic_int count;
     void *ptr;
@@ -49,70 +41,6 @@ static void releases_init(releases *r)
     r->free_it = false;
 }
 
-/* ---- a user resource that counts ---- */
-
-typedef struct counting {
-    atomic_int allocates, deallocates, destroys;
-    void *last_ptr;
-    size_t last_size;
-    void *last_stream;
-    strided_status fail_with; /* allocate fails with this when not OK */
-} counting;
-
-static strided_status counting_allocate(void *self, size_t size, void *stream,
-                                        void **out_ptr)
-{
-    counting *c = self;
-    if (c->fail_with != STRIDED_OK)
-        return strided__fail(c->fail_with, "counting", "refused %zu bytes", size);
-    void *p = malloc(size == 0 ? 1 : size);
-    if (p == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, "counting", "malloc");
-    atomic_fetch_add(&c->allocates, 1);
-    c->last_stream = stream;
-    *out_ptr = p;
-    return STRIDED_OK;
-}
-
-static void counting_deallocate(void *self, void *ptr, size_t size, void *stream)
-{
-    counting *c = self;
-    c->last_ptr = ptr;
-    c->last_size = size;
-    c->last_stream = stream;
-    free(ptr);
-    atomic_fetch_add(&c->deallocates, 1);
-}
-
-static void counting_destroy(void *self)
-{
-    counting *c = self;
-    atomic_fetch_add(&c->destroys, 1);
-}
-
-static const strided_memory_resource_ops counting_ops = {
-    .allocate = counting_allocate, .deallocate = counting_deallocate, .destroy = counting_destroy};
-
-static strided_memory_resource *counting_resource(counting *c,
-                                                  strided_memory_resource_props p)
-{
-    strided_memory_resource *mr = NULL;
-    atomic_init(&c->allocates, 0);
-    atomic_init(&c->deallocates, 0);
-    atomic_init(&c->destroys, 0);
-    c->last_ptr = NULL;
-    c->last_size = 0;
-    c->last_stream = NULL;
-    c->fail_with = STRIDED_OK;
-    assert_ok(strided_memory_resource_create(&counting_ops, c, &p, &mr));
-    return mr;
-}
-
-static const strided_memory_resource_props host_props = {true, false, false, -1, false};
-
-#define STREAM_A ((void *)0x5a)
-#define STREAM_B ((void *)0x5b)
-
 static void check_host_info(strided_memory_info info)
 {
     assert_int_equal(info.kind, STRIDED_MEMORY_HOST);
@@ -123,8 +51,6 @@ static void check_host_info(strided_memory_info info)
     assert_false(info.pooled);
     assert_true(info.device_address == 0);
 }
-
-/* ---- wrapped memory ---- */
 
 static void test_wrap_host_memory(void **state)
 {
@@ -341,8 +267,6 @@ static void test_retain_and_release_accept_null(void **state)
     strided_buffer_release(NULL);
 }
 
-/* ---- allocated buffers ---- */
-
 static void test_alloc_from_the_host_resource(void **state)
 {
     strided_memory_resource *mr = NULL;
@@ -462,7 +386,7 @@ static void test_alloc_gives_memory_back_when_the_buffer_fails(void **state)
     assert_untouched(&b, sizeof b);
     assert_int_equal(atomic_load(&c.allocates), 1);
     assert_int_equal(atomic_load(&c.deallocates), 1);
-    assert_int_equal(c.last_size, 40);
+    assert_int_equal(atomic_load(&c.freed_size), 40);
     strided_memory_resource_release(mr);
     assert_int_equal(atomic_load(&c.destroys), 1);
 }
@@ -476,16 +400,17 @@ static void test_user_resource_deallocates_once_with_its_arguments(void **state)
     (void)state;
     assert_ok(strided_buffer_alloc(mr, 48, STREAM_A, &b));
     assert_int_equal(atomic_load(&c.allocates), 1);
-    assert_ptr_equal(c.last_stream, STREAM_A);
+    assert_ptr_equal(atomic_load(&c.last_stream), STREAM_A);
     void *p = strided_buffer_ptr(b);
     strided_buffer_retain(b);
     strided_buffer_release(b);
     assert_int_equal(atomic_load(&c.deallocates), 0);
     strided_buffer_release(b);
     assert_int_equal(atomic_load(&c.deallocates), 1);
-    assert_ptr_equal(c.last_ptr, p);
-    assert_int_equal(c.last_size, 48);
-    assert_ptr_equal(c.last_stream, STREAM_A); /* the deallocation stream */
+    assert_ptr_equal(atomic_load(&c.freed_ptr), p);
+    assert_int_equal(atomic_load(&c.freed_size), 48);
+    /* The deallocation stream. */
+    assert_ptr_equal(atomic_load(&c.last_stream), STREAM_A);
     strided_memory_resource_release(mr);
     assert_int_equal(atomic_load(&c.destroys), 1);
 }
@@ -551,11 +476,11 @@ static void test_set_deallocation_stream(void **state)
     assert_ok(strided_buffer_alloc(mr, 8, STREAM_A, &b));
     assert_ok(strided_buffer_set_deallocation_stream(b, STREAM_B));
     strided_buffer_release(b);
-    assert_ptr_equal(c.last_stream, STREAM_B);
+    assert_ptr_equal(atomic_load(&c.last_stream), STREAM_B);
     assert_ok(strided_buffer_alloc(mr, 8, STREAM_A, &b));
     assert_ok(strided_buffer_set_deallocation_stream(b, NULL));
     strided_buffer_release(b);
-    assert_null(c.last_stream);
+    assert_null(atomic_load(&c.last_stream));
     strided_memory_resource_release(mr);
 }
 
@@ -595,9 +520,9 @@ static void test_wrap_resource(void **state)
     strided_buffer_release(b);
     assert_int_equal(atomic_load(&c.allocates), 0);
     assert_int_equal(atomic_load(&c.deallocates), 1);
-    assert_ptr_equal(c.last_ptr, p);
-    assert_int_equal(c.last_size, 72);
-    assert_ptr_equal(c.last_stream, STREAM_B);
+    assert_ptr_equal(atomic_load(&c.freed_ptr), p);
+    assert_int_equal(atomic_load(&c.freed_size), 72);
+    assert_ptr_equal(atomic_load(&c.last_stream), STREAM_B);
     assert_int_equal(atomic_load(&c.destroys), 1);
 }
 
@@ -673,8 +598,6 @@ static void test_alloc_takes_the_kind_from_the_resource(void **state)
     }
 }
 
-/* ---- memory kind of any pointer ---- */
-
 static void test_memory_info_query_without_out(void **state)
 {
     char c = 0;
@@ -723,7 +646,7 @@ static void test_success_keeps_the_last_error(void **state)
 
 #if defined(DRIVER_FAKE)
 
-/* ---- classification through the fake driver's range table ---- */
+/* The kind of memory a pointer is, through the fake driver's range table. */
 
 /* A range over real memory (so the addresses are unique) with the given
  * attributes. */
@@ -748,20 +671,22 @@ static strided_memory_info query(const void *p)
     return info;
 }
 
-static void check_info(strided_memory_info info, strided_memory_kind kind,
-                       int device_id, bool host, bool device, bool managed,
-                       bool pooled, uintptr_t device_address)
+static void check_info_at(strided_memory_info info, strided_memory_kind kind,
+                          int device_id, bool host, bool device, bool managed,
+                          bool pooled, uintptr_t device_address,
+                          const char *file, int line)
 {
-    assert_int_equal(info.kind, kind);
-    assert_int_equal(info.device_id, device_id);
-    assert_int_equal(info.host_accessible, host);
-    assert_int_equal(info.device_accessible, device);
-    assert_int_equal(info.managed, managed);
-    assert_int_equal(info.pooled, pooled);
+    check_i64_(info.kind, kind, "kind", file, line);
+    check_i64_(info.device_id, device_id, "device_id", file, line);
+    check_i64_(info.host_accessible, host, "host_accessible", file, line);
+    check_i64_(info.device_accessible, device, "device_accessible", file, line);
+    check_i64_(info.managed, managed, "managed", file, line);
+    check_i64_(info.pooled, pooled, "pooled", file, line);
     if (info.device_address != device_address)
-        fail_msg("device_address %#jx, expected %#jx",
-                 (uintmax_t)info.device_address, (uintmax_t)device_address);
+        fail_at(file, line, "device_address %#jx, expected %#jx\n",
+                (uintmax_t)info.device_address, (uintmax_t)device_address);
 }
+#define check_info(...) check_info_at(__VA_ARGS__, __FILE__, __LINE__)
 
 static void test_fake_pageable_memory_is_host_only(void **state)
 {
@@ -775,8 +700,8 @@ static void test_fake_pageable_memory_is_host_only(void **state)
     free(m);
 }
 
-/* D1: with pageable memory access (HMM/ATS) host memory, and NULL, can be
- * read by the device at the same address; it stays HOST with device -1. */
+/* With pageable memory access (HMM/ATS) host memory, and NULL, can be read
+ * by the device at the same address; it stays HOST with device -1. */
 static void test_fake_pageable_memory_with_pageable_access(void **state)
 {
     fake_memory *m = malloc(sizeof *m);
@@ -798,23 +723,8 @@ static void test_fake_pageable_memory_with_pageable_access(void **state)
     fake.reset(1, 0, 1);
 }
 
-static void test_fake_pinned_memory(void **state)
-{
-    fake_memory *m = malloc(sizeof *m);
-    fake_cuda_range r = range_of(m, 1, 0, 1, (uintptr_t)m, NULL);
-
-    (void)state;
-    fake.reset(2, 0, 1);
-    fake.add_range(&r);
-    check_info(query(m), STRIDED_MEMORY_PINNED, 1, true, true, false, false,
-               (uintptr_t)m);
-    /* An interior pointer behaves like its allocation. */
-    check_info(query(m->bytes + 100), STRIDED_MEMORY_PINNED, 1, true, true,
-               false, false, (uintptr_t)(m->bytes + 100));
-    free(m);
-}
-
-/* D4: registered memory mapped at another device address keeps both. */
+/* Registered memory mapped at another device address keeps both
+ * addresses. */
 static void test_fake_registered_memory_at_another_device_address(void **state)
 {
     fake_memory *m = malloc(sizeof *m);
@@ -838,74 +748,50 @@ static void test_fake_registered_memory_at_another_device_address(void **state)
     free(m);
 }
 
-/* Pinned-pool memory: the driver reports DEVICE_POINTER 0, meaning the
- * host address. */
-static void test_fake_pinned_pool_memory(void **state)
+/* The kind of the memory of a range, by the attributes the driver reports
+ * for it, and its device address (an interior pointer behaves like its
+ * allocation). */
+static void test_fake_memory_kinds(void **state)
 {
-    fake_memory *m = malloc(sizeof *m);
-    fake_cuda_range r = range_of(m, 1, 0, 0, 0, (void *)0x9001);
+    const struct kind_case {
+        int line;
+        int devices;         /* of the fake driver */
+        unsigned int type;   /* MEMORY_TYPE: 1 host, 2 device */
+        int managed;         /* IS_MANAGED */
+        int ordinal;         /* DEVICE_ORDINAL */
+        bool device_pointer; /* DEVICE_POINTER is the address, not 0 */
+        void *pool;          /* MEMPOOL_HANDLE */
+        strided_memory_kind kind;
+        bool host, device;   /* accessible from */
+        size_t interior;     /* an offset to query too, or 0 */
+    } cases[] = {
+        CASE(2, 1, 0, 1, true, NULL, STRIDED_MEMORY_PINNED, true, true, 100),
+        /* Pinned-pool memory: the driver reports DEVICE_POINTER 0, meaning
+         * the host address. */
+        CASE(1, 1, 0, 0, false, (void *)0x9001, STRIDED_MEMORY_PINNED, true, true, 0),
+        CASE(2, 2, 0, 1, true, NULL, STRIDED_MEMORY_DEVICE, false, true, 4095),
+        CASE(1, 2, 0, 0, true, (void *)0x9002, STRIDED_MEMORY_DEVICE, false, true, 0),
+        /* Managed memory reports MEMORY_TYPE DEVICE and IS_MANAGED 1. */
+        CASE(2, 2, 1, 1, true, NULL, STRIDED_MEMORY_MANAGED, true, true, 0),
+        CASE(1, 2, 1, 0, true, (void *)0x9003, STRIDED_MEMORY_MANAGED, true, true, 0),
+    };
 
     (void)state;
-    fake.reset(1, 0, 1);
-    fake.add_range(&r);
-    check_info(query(m), STRIDED_MEMORY_PINNED, 0, true, true, false, true,
-               (uintptr_t)m);
-    free(m);
-}
-
-static void test_fake_device_memory(void **state)
-{
-    fake_memory *m = malloc(sizeof *m);
-    fake_cuda_range r = range_of(m, 2, 0, 1, (uintptr_t)m, NULL);
-
-    (void)state;
-    fake.reset(2, 0, 1);
-    fake.add_range(&r);
-    check_info(query(m), STRIDED_MEMORY_DEVICE, 1, false, true, false, false,
-               (uintptr_t)m);
-    check_info(query(m->bytes + 4095), STRIDED_MEMORY_DEVICE, 1, false, true,
-               false, false, (uintptr_t)(m->bytes + 4095));
-    free(m);
-}
-
-static void test_fake_device_pool_memory(void **state)
-{
-    fake_memory *m = malloc(sizeof *m);
-    fake_cuda_range r = range_of(m, 2, 0, 0, (uintptr_t)m, (void *)0x9002);
-
-    (void)state;
-    fake.reset(1, 0, 1);
-    fake.add_range(&r);
-    check_info(query(m), STRIDED_MEMORY_DEVICE, 0, false, true, false, true,
-               (uintptr_t)m);
-    free(m);
-}
-
-/* Managed memory reports MEMORY_TYPE DEVICE and IS_MANAGED 1. */
-static void test_fake_managed_memory(void **state)
-{
-    fake_memory *m = malloc(sizeof *m);
-    fake_cuda_range r = range_of(m, 2, 1, 1, (uintptr_t)m, NULL);
-
-    (void)state;
-    fake.reset(2, 0, 1);
-    fake.add_range(&r);
-    check_info(query(m), STRIDED_MEMORY_MANAGED, 1, true, true, true, false,
-               (uintptr_t)m);
-    free(m);
-}
-
-static void test_fake_managed_pool_memory(void **state)
-{
-    fake_memory *m = malloc(sizeof *m);
-    fake_cuda_range r = range_of(m, 2, 1, 0, (uintptr_t)m, (void *)0x9003);
-
-    (void)state;
-    fake.reset(1, 0, 1);
-    fake.add_range(&r);
-    check_info(query(m), STRIDED_MEMORY_MANAGED, 0, true, true, true, true,
-               (uintptr_t)m);
-    free(m);
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        const struct kind_case *c = &cases[i];
+        fake_memory *m = malloc(sizeof *m);
+        fake_cuda_range r = range_of(m, c->type, c->managed, c->ordinal,
+                                     c->device_pointer ? (uintptr_t)m : 0, c->pool);
+        fake.reset(c->devices, 0, 1);
+        fake.add_range(&r);
+        check_info_at(query(m), c->kind, c->ordinal, c->host, c->device,
+                      c->managed != 0, c->pool != NULL, (uintptr_t)m, AT(c));
+        if (c->interior != 0)
+            check_info_at(query(m->bytes + c->interior), c->kind, c->ordinal,
+                          c->host, c->device, c->managed != 0, c->pool != NULL,
+                          (uintptr_t)(m->bytes + c->interior), AT(c));
+        free(m);
+    }
 }
 
 static void check_unsupported_type(unsigned int type)
@@ -1069,13 +955,8 @@ int main(void)
 #if defined(DRIVER_FAKE)
         cmocka_unit_test(test_fake_pageable_memory_is_host_only),
         cmocka_unit_test(test_fake_pageable_memory_with_pageable_access),
-        cmocka_unit_test(test_fake_pinned_memory),
         cmocka_unit_test(test_fake_registered_memory_at_another_device_address),
-        cmocka_unit_test(test_fake_pinned_pool_memory),
-        cmocka_unit_test(test_fake_device_memory),
-        cmocka_unit_test(test_fake_device_pool_memory),
-        cmocka_unit_test(test_fake_managed_memory),
-        cmocka_unit_test(test_fake_managed_pool_memory),
+        cmocka_unit_test(test_fake_memory_kinds),
         cmocka_unit_test(test_fake_array_memory_is_unsupported),
         cmocka_unit_test(test_fake_unified_memory_type_is_unsupported),
         cmocka_unit_test(test_fake_query_failure_is_a_cuda_error),

@@ -7,71 +7,13 @@
  * two devices: the CUDA resources allocate real memory through it, which the
  * fake counts, classifies and frees).
  */
-#include "test_util.h"
-
-#include <stdatomic.h>
-#include <stdlib.h>
+#include "test_memory.h"
 
 #include "cuda/driver.h"
-#include "memory/memory.h"
-#include "strided/buffer.h"
-#include "strided/resource.h"
 #include "test_cuda.h"
 
-#define THREADS 8
-#define STREAM_A ((void *)0x5a)
-#define STREAM_B ((void *)0x5b)
-
-/* ---- a user resource that counts ---- */
-
-typedef struct counting {
-    atomic_int allocates, deallocates, destroys;
-    atomic_size_t last_size;
-} counting;
-
-static strided_status counting_allocate(void *self, size_t size, void *stream,
-                                        void **out_ptr)
-{
-    counting *c = self;
-    (void)stream;
-    void *p = malloc(size == 0 ? 1 : size);
-    if (p == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, "counting", "malloc");
-    atomic_store(&c->last_size, size);
-    atomic_fetch_add(&c->allocates, 1);
-    *out_ptr = p;
-    return STRIDED_OK;
-}
-
-static void counting_deallocate(void *self, void *ptr, size_t size, void *stream)
-{
-    counting *c = self;
-    (void)size;
-    (void)stream;
-    free(ptr);
-    atomic_fetch_add(&c->deallocates, 1);
-}
-
-static void counting_destroy(void *self)
-{
-    counting *c = self;
-    atomic_fetch_add(&c->destroys, 1);
-}
-
-static const strided_memory_resource_ops counting_ops = {
-    .allocate = counting_allocate, .deallocate = counting_deallocate, .destroy = counting_destroy};
 static const strided_memory_resource_ops no_destroy_ops = {
     .allocate = counting_allocate, .deallocate = counting_deallocate, .destroy = NULL};
-
-static void counting_init(counting *c)
-{
-    atomic_init(&c->allocates, 0);
-    atomic_init(&c->deallocates, 0);
-    atomic_init(&c->destroys, 0);
-    atomic_init(&c->last_size, 99);
-}
-
-static const strided_memory_resource_props host_props = {true, false, false, -1, false};
 
 static void check_props(strided_memory_resource_props p, bool host, bool device,
                         bool managed, int device_id)
@@ -82,10 +24,9 @@ static void check_props(strided_memory_resource_props p, bool host, bool device,
     assert_int_equal(p.device_id, device_id);
 }
 
-/* ---- the host resource ---- */
-
-/* First on purpose: nothing host touches the driver (robustness.md B8 row
- * 33), so nothing has loaded it yet. */
+/* First on purpose: nothing host touches the driver (host-only memory must
+ * work in a process that never initialised CUDA), so nothing has loaded it
+ * yet. */
 static void test_host_resource_never_loads_the_driver(void **state)
 {
     strided_memory_resource *mr = NULL;
@@ -218,8 +159,6 @@ static void test_host_resource_out_of_memory(void **state)
     strided_memory_resource_release(mr);
 }
 
-/* ---- a user resource whose allocations are wrong ---- */
-
 /* Hands out what it is told to, whatever the size asked for: address,
  * usable size (via allocation_size), and counts the calls. */
 typedef struct lying {
@@ -338,8 +277,6 @@ static void test_resource_retain_release_null(void **state)
     strided_memory_resource_release(NULL);
 }
 
-/* ---- user-defined resources ---- */
-
 static void test_user_resource_properties_and_self(void **state)
 {
     counting c;
@@ -363,8 +300,7 @@ static void test_user_resource_destroyed_once_after_the_last_buffer(void **state
     strided_buffer *b[3];
 
     (void)state;
-    counting_init(&c);
-    assert_ok(strided_memory_resource_create(&counting_ops, &c, &host_props, &mr));
+    mr = counting_resource(&c, host_props);
     for (int i = 0; i < 3; i++)
         assert_ok(strided_buffer_alloc(mr, 8, NULL, &b[i]));
     assert_ptr_equal(strided_memory_resource_retain(mr), mr);
@@ -402,10 +338,9 @@ static void test_user_resource_allocates_size_0(void **state)
     strided_buffer *b = NULL;
 
     (void)state;
-    counting_init(&c);
-    assert_ok(strided_memory_resource_create(&counting_ops, &c, &host_props, &mr));
+    mr = counting_resource(&c, host_props);
     assert_ok(strided_buffer_alloc(mr, 0, NULL, &b));
-    assert_int_equal(atomic_load(&c.last_size), 0);
+    assert_int_equal(atomic_load(&c.allocated_size), 0);
     assert_int_equal(strided_buffer_size(b), 0);
     strided_buffer_release(b);
     strided_memory_resource_release(mr);
@@ -532,10 +467,8 @@ static void test_user_resource_out_of_memory_never_destroys(void **state)
     assert_int_equal(atomic_load(&c.destroys), 0);
 }
 
-#if defined(DRIVER_NONE)
-
-/* ---- without a driver ---- */
-
+/* The create functions of the CUDA resources in one form (the pinned one
+ * takes no device). */
 typedef strided_status (*create_fn)(int device, strided_memory_resource **out);
 
 static strided_status pinned_create(int device, strided_memory_resource **out)
@@ -543,6 +476,10 @@ static strided_status pinned_create(int device, strided_memory_resource **out)
     (void)device;
     return strided_pinned_resource_create(out);
 }
+
+#if defined(DRIVER_NONE)
+
+/* Without a driver, no CUDA resource can be made. */
 
 static void check_no_driver(create_fn create, const char *op)
 {
@@ -595,7 +532,7 @@ static void test_host_features_work_after_a_missing_driver(void **state)
 
 #elif defined(DRIVER_FAKE)
 
-/* ---- CUDA resources through the fake driver ---- */
+/* The CUDA resources, through the fake driver. */
 
 static const strided__driver *driver(void)
 {
@@ -923,15 +860,7 @@ static void test_cuda_resources_allocate_size_0(void **state)
     assert_null(fake.current_context());
 }
 
-/* ---- failures ---- */
-
-typedef strided_status (*create_fn)(int device, strided_memory_resource **out);
-
-static strided_status pinned_create(int device, strided_memory_resource **out)
-{
-    (void)device;
-    return strided_pinned_resource_create(out);
-}
+/* Failures of the CUDA resources. */
 
 static void check_invalid_device(create_fn create, const char *op, int device,
                                  const char *text)

@@ -39,7 +39,26 @@
 #define DIMS(...) N64(__VA_ARGS__), I64(__VA_ARGS__)
 #define AXES(...) NINT(__VA_ARGS__), INTS(__VA_ARGS__)
 
-/* The byte every failing call must leave in its outputs. */
+/* The number of elements of an array. */
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Case tables. A test that walks a table keeps each case in a struct whose
+ * first field is "int line"; CASE(...) fills that with the row's own line
+ * and the other fields in order, where DIMS(...), AXES(...) and INDICES(...)
+ * fill a count and a pointer. Every check of a row takes AT(row), the file
+ * and the row's line, so a failure names the row that failed. */
+#define CASE(...) {__LINE__, __VA_ARGS__}
+#define AT(row) __FILE__, (row)->line
+
+/* Fill n values with value and return them: a shape or strides too long to
+ * spell out, such as 65 ones. */
+static inline int64_t *filled(int64_t *values, int n, int64_t value)
+{
+    for (int k = 0; k < n; k++)
+        values[k] = value;
+    return values;
+}
+
 /* Fill a 64-d shape with ones, then set the given (axis, extent) pairs:
  * SHAPE64(shape, 3, 2, 17, 3) puts extent 2 on axis 3 and 3 on axis 17. */
 #define SHAPE64(shape, ...) shape64_((shape), N64(__VA_ARGS__), I64(__VA_ARGS__))
@@ -66,10 +85,13 @@ static inline int64_t xorshift_in(uint64_t *state, int64_t lo, int64_t hi)
     return lo + (int64_t)(xorshift_next(state) % (uint64_t)(hi - lo + 1));
 }
 
+/* The byte every failing call must leave in its outputs. */
 #define SENTINEL 0xA5
 
-/* Fail with a printed message at the caller's file and line. */
-#define fail_at(file, line, ...)                                               \
+/* Fail with a printed message at the caller's file and line; variadic, so
+ * that AT(row) may stand for both. */
+#define fail_at(...) FAIL_AT_(__VA_ARGS__)
+#define FAIL_AT_(file, line, ...)                                              \
     do {                                                                       \
         print_error(__VA_ARGS__);                                              \
         _fail((file), (line));                                                 \
@@ -181,7 +203,7 @@ static inline void check_layout_eq_(const strided_layout *a,
 
 /* Assert that a call failed with code, that the thread's message is
  * "<op>: <reason>" with an operation part naming op, and that the reason
- * contains text (the upstream message, or a part of it). */
+ * contains text (the message of cuda.core, or a part of it). */
 #define assert_error(call, code, op, text)                                     \
     check_error_((call), (code), (op), (text), __FILE__, __LINE__)
 
@@ -237,6 +259,77 @@ static inline void check_untouched_(const void *p, size_t n, const char *what,
         if (b[i] != SENTINEL)
             fail_at(file, line, "%s was written: byte %zu is 0x%02x\n", what,
                     i, b[i]);
+}
+
+/* Check what a call that fills a layout did, against a table row: for code
+ * STRIDED_OK, success and the layout `want` as text (with itemsize and
+ * explicit strides); for another code, that failure with a reason
+ * containing `want` (any reason when NULL) and the output untouched (the
+ * caller fills it with SENTINEL before the call). */
+static inline void check_layout_outcome_(strided_status got,
+                                         const strided_layout *out,
+                                         strided_status code, const char *op,
+                                         const char *want, int itemsize,
+                                         const char *file, int line)
+{
+    if (code == STRIDED_OK) {
+        check_status_(got, STRIDED_OK, file, line);
+        check_layout_(out, want, itemsize, false, file, line);
+    } else {
+        check_error_(got, code, op, want, file, line);
+        check_untouched_(out, sizeof *out, "out", file, line);
+    }
+}
+
+/* A case of an operation that takes a shape (reshape, broadcast) or an axis
+ * list (permute, unsqueeze): the input, the list, and what the call gives,
+ * as check_layout_outcome_ checks it with the input's itemsize. */
+typedef struct shape_case {
+    int line;
+    strided_layout in;
+    int ndim;
+    const int64_t *shape;
+    strided_status code;
+    const char *want;
+} shape_case;
+
+typedef struct axes_case {
+    int line;
+    strided_layout in;
+    int naxes;
+    const int *axes;
+    strided_status code;
+    const char *want;
+} axes_case;
+
+typedef strided_status (*shape_op)(const strided_layout *in, int ndim,
+                                   const int64_t *shape, strided_layout *out);
+typedef strided_status (*axes_op)(const strided_layout *in, int naxes,
+                                  const int *axes, strided_layout *out);
+
+/* Run op (named name in its messages) on each case of a table. */
+static inline void check_shape_cases(shape_op op, const char *name,
+                                     const shape_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const shape_case *c = &cases[i];
+        strided_layout out;
+        fill_sentinel(&out, sizeof out);
+        check_layout_outcome_(op(&c->in, c->ndim, c->shape, &out), &out, c->code,
+                              name, c->want, c->in.itemsize, AT(c));
+    }
+}
+
+static inline void check_axes_cases(axes_op op, const char *name,
+                                    const axes_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const axes_case *c = &cases[i];
+        strided_layout out;
+        fill_sentinel(&out, sizeof out);
+        check_layout_outcome_(op(&c->in, c->naxes, c->axes, &out), &out, c->code,
+                              name, c->want, c->in.itemsize, AT(c));
+    }
 }
 
 /* Layout constructors that must succeed. */
@@ -302,34 +395,37 @@ static inline strided_layout mk_dense_at(int ndim, const int64_t *shape,
 #define mk_implicit(...) MK_IMPLICIT_(__VA_ARGS__)
 #define MK_IMPLICIT_(ndim, shape, itemsize) mk((ndim), (shape), NULL, (itemsize))
 
-/* Manipulations that must succeed, returning the result. */
-static inline strided_layout sliced_at(const strided_layout *l, int n,
+/* Manipulations that must succeed, returning the result. They take the
+ * layout by value, so that it may be a call: sliced(mk_c(...), S_REV). */
+static inline strided_layout sliced_at(strided_layout l, int n,
                                        const strided_index *idx,
                                        const char *file, int line)
 {
     strided_layout out;
-    check_status_(strided_layout_slice(l, n, idx, &out), STRIDED_OK, file,
+    check_status_(strided_layout_slice(&l, n, idx, &out), STRIDED_OK, file,
                   line);
     return out;
 }
 #define IDX(...) ((const strided_index[]){__VA_ARGS__})
 #define NIDX(...)                                                              \
     ((int)(sizeof((const strided_index[]){__VA_ARGS__}) / sizeof(strided_index)))
+/* "count, indices" argument pairs, as DIMS: INDICES(S_AT(1), S_REV). */
+#define INDICES(...) NIDX(__VA_ARGS__), IDX(__VA_ARGS__)
 /* sliced(l, strided_index_at(1), strided_index_all(-1)) */
 #define sliced(l, ...)                                                         \
-    sliced_at(&(l), NIDX(__VA_ARGS__), IDX(__VA_ARGS__), __FILE__, __LINE__)
+    sliced_at((l), NIDX(__VA_ARGS__), IDX(__VA_ARGS__), __FILE__, __LINE__)
 
-static inline strided_layout permuted_at(const strided_layout *l, int n,
+static inline strided_layout permuted_at(strided_layout l, int n,
                                          const int *axes, const char *file,
                                          int line)
 {
     strided_layout out;
-    check_status_(strided_layout_permute(l, n, axes, &out), STRIDED_OK, file,
+    check_status_(strided_layout_permute(&l, n, axes, &out), STRIDED_OK, file,
                   line);
     return out;
 }
 #define permuted(l, ...)                                                       \
-    permuted_at(&(l), NINT(__VA_ARGS__), INTS(__VA_ARGS__), __FILE__, __LINE__)
+    permuted_at((l), NINT(__VA_ARGS__), INTS(__VA_ARGS__), __FILE__, __LINE__)
 
 /* Python-style slice shorthands. */
 #define S_ALL strided_index_all(1)

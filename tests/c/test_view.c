@@ -3,7 +3,7 @@
  * cases of cuda.core's own test_from_buffer* tests, and the rule that every
  * byte of every element lies inside the buffer), ownership of the buffer reference, and failure without side
  * effects; wrap (views of memory given by element 0 and a layout). DLPack
- * import and export are in test_dlpack.c.
+ * import and export are in test_dlpack_import.c and test_dlpack_export.c.
  *
  * Built with no CUDA driver (DRIVER_NONE): host memory is HOST, (CPU, 0),
  * not device accessible.
