@@ -119,8 +119,6 @@ static void release_owner(void *context, void *ptr, size_t size)
     PyGILState_Release(gil);
 }
 
-/* ---- Construction ------------------------------------------------------- */
-
 static PyObject *buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     (void)type;
@@ -212,8 +210,6 @@ static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args,
     Py_XDECREF(hold);
     return self;
 }
-
-/* ---- Lifetime ----------------------------------------------------------- */
 
 static PyObject *buffer_close(BufferObject *self, PyObject *const *args,
                               Py_ssize_t nargs, PyObject *kwnames)
@@ -330,8 +326,6 @@ static void buffer_dealloc(BufferObject *self)
     PyObject_GC_Del(self);
 }
 
-/* ---- Properties --------------------------------------------------------- */
-
 /* Every property but is_closed raises the closed-buffer error after
  * close(): a closed Buffer answering 0 would read as a valid empty buffer
  * at address 0. */
@@ -399,8 +393,6 @@ static PyObject *get_is_mapped(BufferObject *self, void *closure)
         return NULL;
     Py_RETURN_FALSE; /* IPC import is not supported */
 }
-
-/* ---- Protocols ---------------------------------------------------------- */
 
 static void address_and_size(const BufferObject *self, uintptr_t *ptr, size_t *size)
 {

@@ -73,8 +73,6 @@ static PyObject *done(strided_status status, const strided_layout *result)
     return status == STRIDED_OK ? pack(result) : strided_py_raise(status);
 }
 
-/* ---- Argument conversion ------------------------------------------------ */
-
 /* A shape or strides argument: a tuple or list of integers. Writes its
  * length; converts the items only when there are at most 64 of them (a
  * longer one is reported by libstrided from its length alone). */
@@ -168,8 +166,6 @@ static int as_flag(PyObject *obj, int absent)
 {
     return obj == NULL ? absent : PyObject_IsTrue(obj);
 }
-
-/* ---- Construction ------------------------------------------------------- */
 
 static PyObject *make_layout(PyObject *shape_obj, PyObject *strides_obj,
                              PyObject *itemsize_obj, int divide)
@@ -301,8 +297,6 @@ static PyObject *layout_to_dense(LayoutObject *self, PyObject *const *args,
         return NULL;
     return to_dense_impl(self, a[0]);
 }
-
-/* ---- Properties --------------------------------------------------------- */
 
 static PyObject *int64_tuple(int n, const int64_t *v)
 {
@@ -439,8 +433,6 @@ static PyObject *get_slice_offset_in_bytes(LayoutObject *self, void *closure)
         return strided_py_raise(status);
     return PyLong_FromLongLong(bytes);
 }
-
-/* ---- Methods ------------------------------------------------------------ */
 
 static PyObject *layout_required_size_in_bytes(LayoutObject *self, PyObject *unused)
 {
@@ -690,8 +682,6 @@ static PyObject *layout_format_grid(LayoutObject *self, PyObject *unused)
     PyMem_Free(text);
     return s;
 }
-
-/* ---- Protocols ---------------------------------------------------------- */
 
 static PyObject *layout_richcompare(PyObject *a, PyObject *b, int op)
 {

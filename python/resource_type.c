@@ -37,8 +37,6 @@ typedef struct {
 
 static PyTypeObject ResourceType;
 
-/* ---- Exception state, across Python versions ---------------------------- */
-
 #if PY_VERSION_HEX >= 0x030C0000
 typedef struct {
     PyObject *exc;
@@ -70,8 +68,6 @@ static void restore_error(saved_error *e)
 }
 
 #endif
-
-/* ---- Resources written in Python ---------------------------------------- */
 
 static PyObject *deallocate_name; /* "deallocate" */
 static PyObject *allocate_name;   /* "allocate" */
@@ -238,8 +234,6 @@ int strided_py_resource_of(PyObject *obj, strided_memory_resource **out)
     return 0;
 }
 
-/* ---- MemoryResource, the base class ------------------------------------- */
-
 static PyObject *not_implemented(const char *what)
 {
     PyErr_Format(PyExc_TypeError, "MemoryResource.%s must be implemented by subclasses.",
@@ -337,8 +331,6 @@ static PyTypeObject ResourceType = {
     .tp_methods = base_methods,
     .tp_getset = base_getset,
 };
-
-/* ---- The built-in resources --------------------------------------------- */
 
 static PyObject *resource_allocate(ResourceObject *self, PyObject *const *args,
                                    Py_ssize_t nargs, PyObject *kwnames)
@@ -582,8 +574,6 @@ int strided_py_add_resource_types(PyObject *module)
     return 0;
 }
 
-/* ---- Resources that allocate through Python (copy temporaries) ---------- */
-
 /* One allocation handed to libstrided: the object allocate() returned, kept
  * until libstrided gives the memory back. */
 typedef struct held_allocation {
@@ -600,7 +590,6 @@ typedef struct {
     held_allocation *held;
     PyObject *error;  /* the first exception allocate() raised, or NULL */
 } allocating;
-
 
 /* The address and size of the Buffer-like object that allocate()
  * returned: int(obj.handle) and obj.size (a strided or cuda.core Buffer),

@@ -67,8 +67,6 @@ static PyObject *exporter_view_new(strided_view *v, PyObject *obj, PyObject *dty
     return strided_py_view_joined_new(self, strided_py_hold_new(self->view.buffer, obj));
 }
 
-/* ---- stream arguments ---- */
-
 /* A stream_ptr argument (not None) as libstrided reads it. -1 with an
  * exception set: TypeError for a non-integer, ValueError for one below -1,
  * OverflowError beyond 2**64 - 1. */
@@ -111,8 +109,6 @@ static int request_stream(PyObject *stream_ptr, PyObject **out_int, int64_t *val
     *out_int = n;
     return 0;
 }
-
-/* ---- DLPack ---- */
 
 /* obj.__dlpack__(stream=stream, max_version=(1, 3)), retried without
  * max_version for producers that predate it. */
@@ -297,8 +293,6 @@ PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_s
         return (PyObject *)self;
     return strided_py_view_joined_new(self, strided_py_hold_new_chained(self->view.buffer, inner));
 }
-
-/* ---- the array interfaces ---- */
 
 /* "__array_interface__['key']" of either interface, for messages; K_COUNT
  * is data[0]. */
@@ -545,8 +539,6 @@ PyObject *strided_py_view_from_cai(PyObject *cls, PyObject *const *args, Py_ssiz
         return NULL;
     return import_interface(a[0], STRIDED_INTERFACE_CUDA, a[1] ? a[1] : Py_None);
 }
-
-/* ---- any interface, and the deprecated constructor ---- */
 
 /* 1 when obj has the attribute, 0 when it raises AttributeError (a
  * property may say "not for this object" so), -1 for any other error. */

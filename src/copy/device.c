@@ -76,8 +76,6 @@ enum {
     ERROR_TOO_MANY_PEERS = 711           /* CUDA_ERROR_TOO_MANY_PEERS */
 };
 
-/* ---- layouts and sizes (no driver calls) ---- */
-
 /* The address of the element offset elements of itemsize bytes from
  * element0 (unsigned arithmetic: negative offsets wrap back). */
 static uintptr_t at(uintptr_t element0, int64_t offset, int itemsize)
@@ -90,8 +88,6 @@ static strided_status too_large(void)
     return strided__fail(STRIDED_ERR_OVERFLOW, OP,
                          "the copy's byte offsets do not fit in int64");
 }
-
-/* ---- one device ---- */
 
 /* Source and destination share bytes: read the source in full into a
  * dense temporary, then copy that into the destination. d and s are the
@@ -130,8 +126,6 @@ static bool copies_onto_itself(const strided_copy_plan *p, uintptr_t d, uintptr_
             return false;
     return true;
 }
-
-/* ---- two devices ---- */
 
 static bool peer_ignored(void)
 {

@@ -200,8 +200,6 @@ static device_kernels devices[MAX_DEVICES];
 static atomic_bool ready[MAX_DEVICES];
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---- planning a launch (no driver calls) ---- */
-
 static int log2_of(int64_t pow2)
 {
     int k = 0;
@@ -591,8 +589,6 @@ static strided_status describe(const strided_copy_plan *p, uint64_t dst,
     return gather(ax, n, p->itemsize, dst, src, l);
 }
 
-/* ---- arguments ---- */
-
 /* The least s with 2^s >= d. Assumes: d >= 1. */
 static uint32_t ceil_log2(uint64_t d)
 {
@@ -692,8 +688,6 @@ static void pack_args(const launch *l, args *a)
         break;
     }
 }
-
-/* ---- the driver side ---- */
 
 /* Load the fatbin into the current context (device's primary context) and
  * look every kernel up. On failure nothing stays loaded. */

@@ -283,8 +283,6 @@ static void *backing(size_t size)
     return aligned_alloc(ALIGNMENT, rounded);
 }
 
-/* ---- control ---- */
-
 void fake_cuda_reset(int count, int pageable_memory_access,
                      int memory_pools_supported)
 {
@@ -398,8 +396,6 @@ void *fake_cuda_last_stream(const char *name)
     pthread_mutex_unlock(&lock);
     return s;
 }
-
-/* ---- entry points ---- */
 
 static int driver_version(void)
 {
@@ -1177,8 +1173,6 @@ int fake_cuda_last_launch(fake_cuda_launch *out)
     pthread_mutex_unlock(&lock);
     return any;
 }
-
-/* ---- lookup ---- */
 
 typedef struct symbol {
     const char *name;

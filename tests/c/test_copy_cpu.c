@@ -311,8 +311,6 @@ static const int64_t shapes2[][2] = {
 };
 #define N_SHAPES2 ((int)(sizeof shapes2 / sizeof shapes2[0]))
 
-/* ---- kinds without work ---- */
-
 static void test_volume_zero_writes_nothing(void **state)
 {
     (void)state;
@@ -341,8 +339,6 @@ static void test_ndim0_copies_one_element(void **state)
     }
 }
 
-/* ---- CONTIGUOUS ---- */
-
 static void test_contiguous(void **state)
 {
     (void)state;
@@ -354,8 +350,6 @@ static void test_contiguous(void **state)
             check_kernel(STRIDED_COPY_CONTIGUOUS, itemsizes[i], 1, I64(volumes[v]), I64(1),
                          I64(1), -1);
 }
-
-/* ---- ROWS ---- */
 
 static void test_rows_2d(void **state)
 {
@@ -397,8 +391,6 @@ static void test_rows_3d(void **state)
                      I64(70, -4550, 1), -1);
     }
 }
-
-/* ---- TRANSPOSE ---- */
 
 static void test_transpose_2d(void **state)
 {
@@ -451,8 +443,6 @@ static void test_transpose_thin(void **state)
     }
 }
 
-/* ---- BROADCAST ---- */
-
 static void test_broadcast(void **state)
 {
     (void)state;
@@ -475,8 +465,6 @@ static void test_broadcast(void **state)
     /* 64-byte elements: the fill that doubles what it wrote */
     check_kernel(STRIDED_COPY_BROADCAST, 64, 2, I64(3, 1000), I64(1000, 1), I64(1, 0), -1);
 }
-
-/* ---- GATHER ---- */
 
 static void test_gather_2d(void **state)
 {
@@ -504,8 +492,6 @@ static void test_gather_long_rows(void **state)
                      I64(140002, 2), -1);
     }
 }
-
-/* ---- ndim 1, 6 and 64 ---- */
 
 static void test_ndim1(void **state)
 {
@@ -581,8 +567,6 @@ static void test_ndim64(void **state)
     for (int i = 0; i < N_ITEMSIZES; i++)
         check_kernel(STRIDED_COPY_ROWS, itemsizes[i], 64, shape, ds, ss, -1);
 }
-
-/* ---- the specialised loops ---- */
 
 static const char *const path_names[] = {"transpose_vector", "reverse_vector",
                                          "stride2_vector",   "stride3_vector",
@@ -821,8 +805,6 @@ static void test_gather_reverse(void **state)
     p = PLAN(STRIDED_COPY_GATHER, 16, (100), (1), (-1), -1);
     check_paths(&p, "");
 }
-
-/* ---- random plans ---- */
 
 /* A random plan's layouts: destination C order with gaps (inner stride 1
  * mostly), source dense in a random order with gaps, flips and repeats. */

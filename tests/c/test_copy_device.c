@@ -138,8 +138,6 @@ static void find_launch_controls(void)
     fake_symbol_(lib, "fake_cuda_move_bytes", &move_bytes);
 }
 
-/* ---- fake device memory and views of it ---- */
-
 enum { PLAIN = 0, POOLED = 1, MANAGED = 2 };
 static int pool_marker; /* a memory-pool handle for the fake's range table */
 
@@ -229,8 +227,6 @@ static fake_cuda_launch launched(void)
 #define copy(dst, src) strided_view_copy(&(dst), &(src), STREAM_A, 0)
 
 #if defined(STRIDED_HAVE_KERNELS)
-
-/* ---- one device ---- */
 
 static void test_one_device_runs_the_plan(void **state)
 {
@@ -548,8 +544,6 @@ static void test_overlap_failures_leave_nothing(void **state)
     fake.set_current_device(-1);
     release2(&dst, &src);
 }
-
-/* ---- two devices ---- */
 
 static void test_contiguous_across_devices_is_one_memcpy(void **state)
 {

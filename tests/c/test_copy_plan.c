@@ -222,8 +222,6 @@ static void test_errors(void **state)
     assert_memory_equal(&p, &before, sizeof p);
 }
 
-/* ---- the oracle ---- */
-
 typedef struct pair {
     int64_t d, s;
 } pair;
@@ -340,8 +338,6 @@ static void test_random_plans_visit_the_same_pairs(void **state)
     for (int k = STRIDED_COPY_CONTIGUOUS; k <= STRIDED_COPY_GATHER; k++)
         assert_true(kinds[k] > 0);
 }
-
-/* ---- the plan cache ---- */
 
 /* Two plans agree in every field a plan defines: the header and the first
  * ndim axes. */

@@ -244,8 +244,6 @@ static void test_v1_lookup_resolves_every_entry_point(void **state)
 
 #elif defined(DRIVER_FAKE)
 
-/* ---- load ---- */
-
 static void test_loads_once_from_many_threads(void **state)
 {
     load_result results[THREADS];
@@ -296,8 +294,6 @@ static void test_resolves_every_entry_point(void **state)
     assert_int_equal(n, 2);
     assert_int_equal(fake.calls("cuDeviceGetCount"), 1);
 }
-
-/* ---- failure messages ---- */
 
 static void test_failed_call_names_call_error_and_text(void **state)
 {
@@ -394,8 +390,6 @@ static void test_cuda_error_is_per_thread(void **state)
     assert_int_equal(strided_last_cuda_error(), CUDA_ERROR_OUT_OF_MEMORY);
     assert_true(strncmp(strided_last_error(), "main: ", 6) == 0);
 }
-
-/* ---- context scopes ---- */
 
 static CUcontext primary_of(const strided__driver *cu, int device)
 {

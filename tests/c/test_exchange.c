@@ -20,8 +20,6 @@
 
 #include "strided.h"
 
-/* ---- consumer stream ---- */
-
 typedef struct {
     int line;
     bool negative;
@@ -74,8 +72,6 @@ static void test_consumer_stream_message_names_the_value(void **state)
     assert_error(strided_consumer_stream_parse(false, 5, NULL), STRIDED_ERR_INVALID_ARGUMENT,
                  "stream_ptr", "out is required");
 }
-
-/* ---- DLPack request ---- */
 
 typedef struct {
     int line;
@@ -138,8 +134,6 @@ static void test_dlpack_request_rules(void **state)
     assert_error(strided_dlpack_request_make(1, 0, true, -1, NULL), STRIDED_ERR_INVALID_ARGUMENT,
                  "from_dlpack", "out is required");
 }
-
-/* ---- the checked import ---- */
 
 /* A legacy managed tensor of 6 float32 on device, whose deleter counts. */
 typedef struct {
@@ -208,8 +202,6 @@ static void test_checked_import_refuses_a_tensor_elsewhere(void **state)
     free(t);
 }
 
-/* ---- the device a view reports ---- */
-
 static void test_imports_report_the_tensor_device(void **state)
 {
     (void)state;
@@ -255,8 +247,6 @@ static void test_views_of_host_buffers_report_no_device(void **state)
     strided_view_release(&v);
     strided_buffer_release(b);
 }
-
-/* ---- the itemsize of element types without a DLPack type ---- */
 
 static void test_check_itemsize(void **state)
 {

@@ -9,8 +9,6 @@
 
 #define P62 (INT64_C(1) << 62)
 
-/* ---- aliasing ----------------------------------------------------------- */
-
 /* Run CALL twice, with IN/OUT naming the input and output: once out of place
  * and once with OUT == IN, and check that both results are the same layout
  * (equal, and with the same text). */
@@ -206,8 +204,6 @@ static void test_alias_coalesce(void **state)
     CHECK_ALIAS(o, strided_layout_coalesce(IN, OUT));
     CHECK_ALIAS(sliced_3d(), strided_layout_coalesce(IN, OUT));
 }
-
-/* ---- failures leave the output untouched -------------------------------- */
 
 /* Every field of two layouts is the same (ndim, itemsize, implicitness,
  * slice offset and the first ndim extents and strides). Bytes past ndim and

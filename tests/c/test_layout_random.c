@@ -140,8 +140,6 @@ static void check_seq(const strided_layout *in, const strided_layout *out,
     assert_same_seq(got, ngot, want, n, op, in, out);
 }
 
-/* ---- the queries, against the enumeration ------------------------------- */
-
 static void check_queries(const strided_layout *l)
 {
     int64_t o[MAXE], fo[MAXE], lo, hi, size, bytes[STRIDED_MAX_NDIM];
@@ -266,8 +264,6 @@ static void check_queries(const strided_layout *l)
         }
     }
 }
-
-/* ---- the manipulations, against the enumeration -------------------------- */
 
 static void check_flatten_coalesce_reshape(const strided_layout *l)
 {
@@ -593,8 +589,6 @@ static void test_random_layouts_against_brute_force(void **state)
         check_max_itemsize_repack(&s);
     }
 }
-
-/* ---- chains from dense layouts stay unique (§4.10, §7.8) --------------- */
 
 static void assert_unique(const strided_layout *l, const char *op)
 {

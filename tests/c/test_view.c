@@ -53,8 +53,6 @@ static void count_release(void *context, void *ptr, size_t size)
     (*(int *)context)++;
 }
 
-/* ---- from_buffer: test_from_buffer ---- */
-
 static void check_from_buffer(int ndim, const int64_t *shape, strided_dtype dt,
                               strided_order order, bool readonly)
 {
@@ -144,8 +142,6 @@ static void test_from_buffer_larger_buffer(void **state)
     strided_view_release(&v);
     strided_buffer_release(b);
 }
-
-/* ---- from_buffer: failures ---- */
 
 /* A failing from_buffer: the error, out untouched, no reference taken. */
 static void check_from_buffer_fails(strided_buffer *b, const strided_layout *l,
@@ -344,8 +340,6 @@ static void test_from_buffer_overflowing_range(void **state)
     assert_from_buffer_fails(b, &l, NULL, STRIDED_ERR_OVERFLOW, NULL);
     strided_buffer_release(b);
 }
-
-/* ---- view ---- */
 
 static void check_from_buffer_sliced(strided_order order, int64_t offset)
 {
@@ -568,8 +562,6 @@ static void test_view_of_a_released_view(void **state)
     strided_buffer_release(b);
 }
 
-/* ---- release and lifetime ---- */
-
 static void test_release_twice_and_null(void **state)
 {
     (void)state;
@@ -619,9 +611,6 @@ static void test_buffer_device_and_view_device(void **state)
     assert_int_equal(d.device_id, 0);
     strided_buffer_release(b);
 }
-
-
-/* ---- wrap: views of memory described by element 0 and a layout ---- */
 
 /* A release callback that records what it was given. */
 typedef struct released {

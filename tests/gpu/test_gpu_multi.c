@@ -71,8 +71,6 @@ static bool two_devices(void)
     return false;
 }
 
-/* ---- memory ---- */
-
 typedef enum mem_kind { PLAIN, POOLED, MANAGED } mem_kind;
 
 /* A device allocation: cuMemAlloc (PLAIN), the device's memory pool
@@ -156,8 +154,6 @@ static void download(const region *r, unsigned char *host)
     CU(cuMemcpyDtoH(host, r->base, r->bytes));
     use_device(0);
 }
-
-/* ---- cases ---- */
 
 /* One side of a copy: a layout in elements over a region, element 0 at
  * offset elements plus shift bytes from the region's start. */
@@ -273,8 +269,6 @@ static void check_at(const region *dr, side ds, const region *sr, side ss, int i
 
 static const int itemsizes[] = {1, 2, 4, 8, 16, 12};
 #define NITEMSIZES (sizeof itemsizes / sizeof itemsizes[0])
-
-/* ---- one device: overlapping copies ---- */
 
 /* Every overlapping case over an n x n array a of itemsize bytes in r. */
 static void overlaps(const region *r, int64_t n, int itemsize, how h)
@@ -393,8 +387,6 @@ static void test_one_device_large_overlaps(void **state)
     region_free(&r);
     CU(cuStreamDestroy(stream));
 }
-
-/* ---- two devices ---- */
 
 /* Every cross-device case from device sd to device dd, r x c elements. */
 static void across(int dd, int sd, int64_t r, int64_t c, int itemsize, how h)
