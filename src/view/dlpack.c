@@ -157,7 +157,7 @@ static strided_status import_tensor(const char *op, void *managed, bool versione
 
     /* Into out directly (written on success only): a view is over 1 KB,
      * and this is the hot path of every import. */
-    status = strided__view_wrap(op, (void *)(data + (uintptr_t)byte_offset), &layout, &t->dtype,
+    status = strided__view_wrap_made(op, (void *)(data + (uintptr_t)byte_offset), &layout, &t->dtype,
                                 readonly, &device,
                                 versioned ? release_versioned : release_legacy, managed, out);
     if (status != STRIDED_OK)

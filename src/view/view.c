@@ -342,15 +342,7 @@ strided_status strided_view_wrap(void *element0, const strided_layout *layout,
                                  strided_release_fn release, void *context,
                                  strided_view *out)
 {
-    return strided__view_wrap("wrap", element0, layout, dtype, readonly, device, release,
-                              context, out);
-}
-
-strided_status strided__view_wrap(const char *op, void *element0, const strided_layout *layout,
-                                  const strided_dtype *dtype, bool readonly,
-                                  const strided_device *device, strided_release_fn release,
-                                  void *context, strided_view *out)
-{
+    const char *op = "wrap";
     if (layout == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "layout and out are required");
@@ -359,6 +351,17 @@ strided_status strided__view_wrap(const char *op, void *element0, const strided_
         status = check_dtype(op, dtype, layout->itemsize);
     if (status != STRIDED_OK)
         return status;
+    return strided__view_wrap_made(op, element0, layout, dtype, readonly, device, release,
+                                   context, out);
+}
+
+strided_status strided__view_wrap_made(const char *op, void *element0,
+                                       const strided_layout *layout, const strided_dtype *dtype,
+                                       bool readonly, const strided_device *device,
+                                       strided_release_fn release, void *context,
+                                       strided_view *out)
+{
+    assert(layout != NULL && out != NULL);
     if (element0 == NULL && strided_layout_volume(layout) > 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "element (0,...,0) is at NULL in a layout with "
@@ -366,8 +369,8 @@ strided_status strided__view_wrap(const char *op, void *element0, const strided_
                              (long long)strided_layout_volume(layout));
     strided_buffer *buffer = NULL;
     int64_t origin = 0;
-    status = wrap_footprint(op, element0, layout, device, release, context,
-                            &buffer, &origin);
+    strided_status status = wrap_footprint(op, element0, layout, device, release, context,
+                                           &buffer, &origin);
     if (status != STRIDED_OK)
         return status;
     out->buffer = buffer;
