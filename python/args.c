@@ -229,6 +229,25 @@ static int as_handle(PyObject *obj, const char *what, void **out)
     return rc;
 }
 
+int strided_py_as_device_id(PyObject *obj, const char *what, int *out)
+{
+    if (PyBool_Check(obj) || PyIndex_Check(obj))
+        return strided_py_as_int(obj, what, -1, out);
+    /* A cuda.core Device, or any object that says its device_id. */
+    PyObject *id = PyObject_GetAttrString(obj, "device_id");
+    if (id == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be an int or a Device, got %.200s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    int rc = strided_py_as_int(id, what, -1, out);
+    Py_DECREF(id);
+    return rc;
+}
+
 int strided_py_as_stream(PyObject *obj, void **out)
 {
     if (obj == NULL || obj == Py_None) {

@@ -60,6 +60,12 @@ int strided_py_as_size(PyObject *obj, const char *what, size_t *out);
  * value OverflowError. */
 int strided_py_as_address(PyObject *obj, const char *what, void **out);
 
+/* A device: an int (a bool never), or an object with an int device_id
+ * attribute, as cuda.core's Device. TypeError("<what> must be an int or a
+ * Device, got <type>") for anything else; what strided_py_as_int raises for
+ * the int. */
+int strided_py_as_device_id(PyObject *obj, const char *what, int *out);
+
 /* A CUDA stream: NULL (not given) or None is the legacy default stream
  * (*out = NULL); an int is a CUstream handle; any other object must have a
  * __cuda_stream__() method returning (0, handle). Raises TypeError for

@@ -459,7 +459,7 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     int device;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:DeviceMemoryResource", names,
                                      &device_obj) ||
-        strided_py_as_int(device_obj, "device_id", -1, &device) < 0)
+        strided_py_as_device_id(device_obj, "device_id", &device) < 0)
         return NULL;
     strided_memory_resource *res;
     strided_status status;
@@ -476,7 +476,7 @@ static PyObject *managed_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     int device = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:ManagedMemoryResource", names,
                                      &device_obj) ||
-        (device_obj != NULL && strided_py_as_int(device_obj, "device_id", -1, &device) < 0))
+        (device_obj != NULL && strided_py_as_device_id(device_obj, "device_id", &device) < 0))
         return NULL;
     strided_memory_resource *res;
     strided_status status;
