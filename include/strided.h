@@ -14,6 +14,7 @@
  *   strided/view.h      views: a buffer through a layout; DLPack import/export
  *   strided/stream.h    ordering work between CUDA streams
  *   strided/interface.h views of what an array interface describes
+ *   strided/tensor_map.h tensor maps of views, for the GPU's tensor memory accelerator
  *   strided/copy.h      copies between any two views
  *
  * Pointers. A function that returns a strided_status checks every pointer
@@ -41,6 +42,7 @@
 #include "strided/resource.h"
 #include "strided/status.h"
 #include "strided/stream.h"
+#include "strided/tensor_map.h"
 #include "strided/view.h"
 
 #endif

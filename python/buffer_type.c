@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "args.h"
 #include "strided_py.h"
@@ -36,6 +37,10 @@ typedef struct {
 static PyTypeObject BufferType;
 
 static const char closed_message[] = "Buffer has been closed";
+
+static const char none_stream_message[] =
+    "stream is required and must not be None; pass device.default_stream explicitly to use "
+    "the default stream.";
 
 /* The open buffer of self, or NULL with RuntimeError. */
 static strided_buffer *open_buffer(BufferObject *self)
@@ -119,6 +124,86 @@ static void release_owner(void *context, void *ptr, size_t size)
     PyGILState_Release(gil);
 }
 
+/* A new Buffer over size bytes at ptr that keeps owner alive (its
+ * attribute and the C buffer's release callback each hold a reference) and
+ * frees nothing; the C library learns the memory's kind. */
+static PyObject *wrap_owned(void *ptr, size_t size, PyObject *owner)
+{
+    strided_buffer *b = NULL;
+    strided_status status;
+    Py_INCREF(owner); /* the callback's reference */
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_buffer_wrap(ptr, size, release_owner, owner, &b);
+    Py_END_ALLOW_THREADS
+    if (status != STRIDED_OK) {
+        strided_py_raise(status);
+        Py_DECREF(owner); /* the callback will never run */
+        return NULL;
+    }
+    PyObject *hold = strided_py_hold_new(b, owner);
+    if (hold == NULL) {
+        strided_py_release_buffer(b);
+        return NULL;
+    }
+    PyObject *self = strided_py_buffer_new_held(b, NULL, owner, hold);
+    Py_DECREF(hold);
+    return self;
+}
+
+/* obj's attribute name (new reference); TypeError naming what for an
+ * object that has none. */
+static PyObject *buffer_like_attribute(PyObject *obj, const char *name, const char *what)
+{
+    PyObject *value = PyObject_GetAttrString(obj, name);
+    if (value == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "Argument '%s' has incorrect type (expected strided.Buffer or an object "
+                     "with handle, size, is_host_accessible and is_device_accessible, got "
+                     "%.200s)",
+                     what, Py_TYPE(obj)->tp_name);
+    }
+    return value;
+}
+
+/* The Buffer over the memory of a Buffer-like object: its handle and size,
+ * read after its is_host_accessible and is_device_accessible (a closed
+ * cuda.core Buffer raises there) and its is_closed, when it has one. */
+static PyObject *wrap_buffer_like(PyObject *obj, const char *what)
+{
+    static const char *const names[] = {"is_host_accessible", "is_device_accessible", "handle",
+                                        "size"};
+    PyObject *v[4] = {NULL, NULL, NULL, NULL}, *closed = NULL, *result = NULL;
+    int is_closed = 0;
+    void *ptr;
+    size_t size;
+    for (int i = 0; i < 4; i++)
+        if ((v[i] = buffer_like_attribute(obj, names[i], what)) == NULL)
+            goto done;
+    closed = PyObject_GetAttrString(obj, "is_closed");
+    if (closed == NULL && PyErr_ExceptionMatches(PyExc_AttributeError))
+        PyErr_Clear();
+    else if (closed == NULL || (is_closed = PyObject_IsTrue(closed)) < 0)
+        goto done;
+    if (is_closed)
+        PyErr_SetString(PyExc_RuntimeError, closed_message);
+    else if (strided_py_as_address(v[2], "handle", &ptr) == 0 &&
+             strided_py_as_size(v[3], "size", &size) == 0)
+        result = wrap_owned(ptr, size, obj);
+done:
+    Py_XDECREF(closed);
+    for (int i = 0; i < 4; i++)
+        Py_XDECREF(v[i]);
+    return result;
+}
+
+PyObject *strided_py_buffer_arg(PyObject *obj, const char *what)
+{
+    if (!PyObject_TypeCheck(obj, &BufferType))
+        return wrap_buffer_like(obj, what);
+    return open_buffer((BufferObject *)obj) ? Py_NewRef(obj) : NULL;
+}
+
 static PyObject *buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     (void)type;
@@ -183,15 +268,7 @@ static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args,
             strided_py_raise(status);
         strided_memory_resource_release(res); /* the buffer holds its own */
     } else if (owner != NULL) {
-        Py_INCREF(owner); /* the callback's reference */
-        Py_BEGIN_ALLOW_THREADS
-        status = strided_buffer_wrap(ptr, size, release_owner, owner, &b);
-        Py_END_ALLOW_THREADS
-        if (status != STRIDED_OK) {
-            strided_py_raise(status);
-            Py_DECREF(owner); /* the callback will never run */
-        }
-        hidden = owner;
+        return wrap_owned(ptr, size, owner);
     } else {
         Py_BEGIN_ALLOW_THREADS
         status = strided_buffer_wrap(ptr, size, NULL, NULL, &b);
@@ -243,10 +320,7 @@ static PyObject *buffer_set_deallocation_stream(BufferObject *self, PyObject *ar
     if (b == NULL)
         return NULL;
     if (arg == Py_None) {
-        PyErr_SetString(PyExc_TypeError,
-                        "stream is required and must not be None; pass "
-                        "device.default_stream explicitly to use the default "
-                        "stream.");
+        PyErr_SetString(PyExc_TypeError, none_stream_message);
         return NULL;
     }
     void *stream;
@@ -256,6 +330,316 @@ static PyObject *buffer_set_deallocation_stream(BufferObject *self, PyObject *ar
     if (status != STRIDED_OK)
         return strided_py_raise(status);
     Py_RETURN_NONE;
+}
+
+/* The stream argument of fill, copy_to and copy_from: what
+ * strided_py_as_stream accepts, or None (no stream), which libstrided
+ * allows for host-only memory only. */
+static int stream_arg(PyObject *obj, void **stream, unsigned *flags)
+{
+    *flags = obj == Py_None ? STRIDED_BUFFER_NO_STREAM : STRIDED_BUFFER_DEFAULT;
+    return strided_py_as_stream(obj, stream);
+}
+
+/* cuda.core's TypeError for no stream, where b's memory needs one. */
+static int check_stream_given(unsigned flags, strided_buffer *b)
+{
+    if ((flags & STRIDED_BUFFER_NO_STREAM) && !strided_buffer_is_host_only(b)) {
+        PyErr_SetString(PyExc_TypeError, none_stream_message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Bind the arguments of fill, copy_to and copy_from into out: one
+ * positional argument (required when required is true), then the
+ * keyword-only stream, which must be given, and the other names. */
+static int bind_method(const char *name, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                       const char *const *names, bool required, PyObject **out)
+{
+    if (nargs <= 1 && strided_py_bind_args(name, args, nargs, kwnames, names, 0, out) < 0)
+        return -1;
+    if (nargs > 1 || (required && out[0] == NULL)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %s 1 positional argument (%zd given)", name,
+                     required ? "exactly" : "at most", nargs);
+        return -1;
+    }
+    if (out[1] == NULL) {
+        PyErr_Format(PyExc_TypeError, "%s() needs keyword-only argument stream", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* fill's value as the bytes of its pattern: an int (True and False
+ * included) in 0..255 is one byte; any object with the buffer protocol
+ * gives its bytes, whose count libstrided checks. out holds 4 bytes; *n
+ * is the count (the bytes are copied only when they fit). */
+static int fill_pattern(PyObject *value, unsigned char out[4], size_t *n)
+{
+    if (PyLong_Check(value)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow < 0 || (overflow == 0 && v < 0)) {
+            PyErr_SetString(PyExc_OverflowError, "can't convert negative value to uint8_t");
+            return -1;
+        }
+        if (overflow > 0 || v > 255) {
+            PyErr_SetString(PyExc_OverflowError, "value too large to convert to uint8_t");
+            return -1;
+        }
+        out[0] = (unsigned char)v;
+        *n = 1;
+        return 0;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(value, &view, PyBUF_FULL_RO) < 0)
+        return -1;
+    int rc = 0;
+    *n = (size_t)view.len;
+    if (view.len <= 4)
+        rc = PyBuffer_ToContiguous(out, &view, view.len, 'C');
+    PyBuffer_Release(&view);
+    return rc;
+}
+
+/* Fill or copy with the GIL released: the buffers are held for the call,
+ * so that a close() on another thread cannot free their memory under it.
+ * dst is filled with the n bytes at pattern, or is copied into from src. */
+static PyObject *run_on_buffers(strided_buffer *dst, strided_buffer *src, const void *pattern,
+                                size_t n, void *stream, unsigned flags)
+{
+    strided_status status;
+    strided_buffer_retain(dst);
+    strided_buffer_retain(src);
+    Py_BEGIN_ALLOW_THREADS
+    status = src != NULL ? strided_buffer_copy(dst, src, stream, flags)
+                         : strided_buffer_fill(dst, pattern, n, stream, flags);
+    Py_END_ALLOW_THREADS
+    /* Raise before releasing: a release may run Python code that
+     * overwrites this thread's last error. */
+    if (status != STRIDED_OK)
+        strided_py_raise(status);
+    strided_py_release_buffer(src);
+    strided_py_release_buffer(dst);
+    if (status != STRIDED_OK)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static const char *const fill_names[] = {"value", "stream", NULL};
+
+static PyObject *buffer_fill(BufferObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    PyObject *a[2];
+    if (bind_method("fill", args, nargs, kwnames, fill_names, true, a) < 0)
+        return NULL;
+    strided_buffer *b = open_buffer(self);
+    void *stream;
+    unsigned flags;
+    if (b == NULL || stream_arg(a[1], &stream, &flags) < 0 || check_stream_given(flags, b) < 0)
+        return NULL;
+    unsigned char pattern[4];
+    size_t n;
+    if (fill_pattern(a[0], pattern, &n) < 0)
+        return NULL;
+    return run_on_buffers(b, NULL, pattern, n, stream, flags);
+}
+
+/* copy_to's and copy_from's options: None, as strided has no CopyOptions
+ * (cuda.core's TypeError for anything that is not one). */
+static int check_options(const char *name, PyObject *options)
+{
+    if (options == NULL || options == Py_None)
+        return 0;
+    if (strcmp(Py_TYPE(options)->tp_name, "CopyOptions") != 0 &&
+        strcmp(Py_TYPE(options)->tp_name, "cuda.core.utils.CopyOptions") != 0)
+        PyErr_Format(PyExc_TypeError, "%s: options must be CopyOptions, got %.200s", name,
+                     Py_TYPE(options)->tp_name);
+    else
+        PyErr_Format(PyExc_NotImplementedError,
+                     "%s: options (CopyOptions) are not supported; pass options=None", name);
+    return -1;
+}
+
+/* A destination of copy_to's size from the memory resource, allocated on
+ * the stream given (new reference). */
+static PyObject *allocate_destination(BufferObject *self, strided_buffer *b, PyObject *stream)
+{
+    if (self->mr == NULL) {
+        PyErr_SetString(PyExc_ValueError, "a destination buffer must be provided (this buffer "
+                                          "does not have a memory_resource)");
+        return NULL;
+    }
+    PyObject *allocate = PyObject_GetAttrString(self->mr, "allocate");
+    if (allocate == NULL) {
+        strided_py_retype_attribute_error("copy_to: the memory_resource (%.200s) has no "
+                                          "allocate()",
+                                          Py_TYPE(self->mr)->tp_name);
+        return NULL;
+    }
+    PyObject *size = PyLong_FromSize_t(strided_buffer_size(b));
+    PyObject *kwargs = size ? Py_BuildValue("{s:O}", "stream", stream) : NULL;
+    PyObject *args = kwargs ? PyTuple_Pack(1, size) : NULL;
+    PyObject *dst = args ? PyObject_Call(allocate, args, kwargs) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    Py_XDECREF(size);
+    Py_XDECREF(allocate);
+    return dst;
+}
+
+static const char *const copy_to_names[] = {"dst", "stream", "options", NULL};
+static const char *const copy_from_names[] = {"src", "stream", "options", NULL};
+
+/* The arguments of copy_to (name "copy_to") or copy_from bound into a (the
+ * other buffer, stream, options), options checked: self's open buffer, or
+ * NULL with an exception. */
+static strided_buffer *copy_arguments(BufferObject *self, const char *name, PyObject *const *args,
+                                      Py_ssize_t nargs, PyObject *kwnames, PyObject **a)
+{
+    bool to = strcmp(name, "copy_to") == 0;
+    const char *const *names = to ? copy_to_names : copy_from_names;
+    if (bind_method(name, args, nargs, kwnames, names, !to, a) < 0 || check_options(name, a[2]) < 0)
+        return NULL;
+    return open_buffer(self);
+}
+
+/* self.copy_to(dst=None, *, stream, options=None): dst, or the Buffer
+ * allocated for it. */
+static PyObject *buffer_copy_to(BufferObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    PyObject *a[3];
+    strided_buffer *src = copy_arguments(self, "copy_to", args, nargs, kwnames, a);
+    void *stream;
+    unsigned flags;
+    if (src == NULL || stream_arg(a[1], &stream, &flags) < 0 || check_stream_given(flags, src) < 0)
+        return NULL;
+    bool allocated = a[0] == NULL || a[0] == Py_None;
+    PyObject *dst = allocated ? allocate_destination(self, src, a[1]) : Py_NewRef(a[0]);
+    PyObject *dst_buffer = dst ? strided_py_buffer_arg(dst, "dst") : NULL;
+    PyObject *done = NULL;
+    if (dst_buffer != NULL) {
+        strided_buffer *d = strided_py_buffer_of(dst_buffer);
+        if (check_stream_given(flags, d) == 0)
+            done = run_on_buffers(d, src, NULL, 0, stream, flags);
+        Py_DECREF(dst_buffer);
+    }
+    Py_XDECREF(done);
+    if (done == NULL)
+        Py_CLEAR(dst);
+    return dst;
+}
+
+/* self.copy_from(src, *, stream, options=None). */
+static PyObject *buffer_copy_from(BufferObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
+{
+    PyObject *a[3];
+    strided_buffer *dst = copy_arguments(self, "copy_from", args, nargs, kwnames, a);
+    PyObject *src_buffer = dst ? strided_py_buffer_arg(a[0], "src") : NULL;
+    if (src_buffer == NULL)
+        return NULL;
+    strided_buffer *src = strided_py_buffer_of(src_buffer);
+    void *stream;
+    unsigned flags;
+    PyObject *done = NULL;
+    if (stream_arg(a[1], &stream, &flags) == 0 && check_stream_given(flags, dst) == 0 &&
+        check_stream_given(flags, src) == 0)
+        done = run_on_buffers(dst, src, NULL, 0, stream, flags);
+    Py_DECREF(src_buffer);
+    return done;
+}
+
+/* Run the deleter of an exported tensor of either form. */
+static void delete_tensor(void *m, bool versioned)
+{
+    if (versioned)
+        ((strided_dl_managed_tensor_versioned *)m)->deleter(m);
+    else
+        ((strided_dl_managed_tensor *)m)->deleter(m);
+}
+
+/* The destructor of an exported tensor's capsule: a consumer that takes the
+ * tensor renames the capsule, so one still named as exported owns it. */
+static void dlpack_capsule_destructor(PyObject *capsule)
+{
+    bool versioned = PyCapsule_IsValid(capsule, STRIDED_DLPACK_CAPSULE_VERSIONED);
+    if (versioned || PyCapsule_IsValid(capsule, STRIDED_DLPACK_CAPSULE))
+        delete_tensor(PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule)), versioned);
+}
+
+static const char *const dlpack_names[] = {"stream", "max_version", "dl_device", "copy", NULL};
+
+/* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None):
+ * the buffer's bytes as a 1-D int8 tensor; the stream is not used (there
+ * is nothing of the buffer's own to order). */
+static PyObject *buffer_dunder_dlpack(BufferObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                      PyObject *kwnames)
+{
+    PyObject *a[4];
+    if (nargs > 0)
+        return PyErr_Format(PyExc_TypeError,
+                            "__dlpack__() takes no positional arguments (%zd given)", nargs);
+    if (strided_py_bind_args("__dlpack__", args, nargs, kwnames, dlpack_names, 0, a) < 0)
+        return NULL;
+    PyObject *max_version = a[1] == NULL ? Py_None : a[1];
+    if (max_version != Py_None && !PyTuple_Check(max_version))
+        return PyErr_Format(PyExc_TypeError,
+                            "Argument 'max_version' has incorrect type (expected tuple, got "
+                            "%.200s)",
+                            Py_TYPE(max_version)->tp_name);
+    strided_buffer *b = open_buffer(self);
+    if (b == NULL)
+        return NULL;
+    if (a[2] != NULL && a[2] != Py_None) {
+        PyErr_SetString(PyExc_BufferError, "Sorry, not supported: dl_device other than None");
+        return NULL;
+    }
+    if (a[3] == Py_True) {
+        PyErr_SetString(PyExc_BufferError, "Sorry, not supported: copy=True");
+        return NULL;
+    }
+    int versioned = 0;
+    if (max_version != Py_None) {
+        if (PyTuple_GET_SIZE(max_version) != 2)
+            return PyErr_Format(PyExc_BufferError, "Expected max_version tuple[int, int], got %R",
+                                max_version);
+        PyObject *one = Py_BuildValue("(ii)", 1, 0);
+        versioned = one ? PyObject_RichCompareBool(max_version, one, Py_GE) : -1;
+        Py_XDECREF(one);
+        if (versioned < 0)
+            return NULL;
+    }
+    void *m = NULL;
+    strided_status status =
+        versioned ? strided_buffer_export_dlpack(b, (strided_dl_managed_tensor_versioned **)&m)
+                  : strided_buffer_export_dlpack_legacy(b, (strided_dl_managed_tensor **)&m);
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_DLPACK);
+    PyObject *capsule =
+        PyCapsule_New(m, versioned ? STRIDED_DLPACK_CAPSULE_VERSIONED : STRIDED_DLPACK_CAPSULE,
+                      dlpack_capsule_destructor);
+    if (capsule == NULL)
+        delete_tensor(m, versioned);
+    return capsule;
+}
+
+static PyObject *buffer_dunder_dlpack_device(BufferObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_buffer *b = open_buffer(self);
+    strided_device d;
+    if (b == NULL)
+        return NULL;
+    strided_status status = strided_buffer_dlpack_device(b, &d);
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_DLPACK);
+    return Py_BuildValue("(ii)", (int)d.device_type, (int)d.device_id);
 }
 
 static PyObject *buffer_enter(BufferObject *self, PyObject *unused)
@@ -413,15 +797,16 @@ static PyObject *buffer_richcompare(PyObject *a, PyObject *b, int op)
     return PyBool_FromLong(op == Py_EQ ? equal : !equal);
 }
 
+/* hash((ptr, size)), as cuda.core's. */
 static Py_hash_t buffer_hash(BufferObject *self)
 {
     uintptr_t ptr;
     size_t size;
     address_and_size(self, &ptr, &size);
-    uint64_t h = ((uint64_t)ptr ^ (uint64_t)size * 0x9E3779B97F4A7C15ull) *
-                 0xBF58476D1CE4E5B9ull;
-    Py_hash_t result = (Py_hash_t)(h ^ (h >> 31));
-    return result == -1 ? -2 : result;
+    PyObject *key = Py_BuildValue("(NN)", PyLong_FromVoidPtr((void *)ptr), PyLong_FromSize_t(size));
+    Py_hash_t h = key ? PyObject_Hash(key) : -1;
+    Py_XDECREF(key);
+    return h;
 }
 
 static PyObject *buffer_repr(BufferObject *self)
@@ -484,6 +869,34 @@ static PyMethodDef buffer_methods[] = {
      "Set the stream on which a resource-owned Buffer is freed. Nothing is "
      "synchronized: order every use of the memory before that stream reaches "
      "the free."},
+    {"fill", (PyCFunction)(void (*)(void))buffer_fill, KW,
+     "fill(value, *, stream)\n--\n\n"
+     "Fill the buffer with value: an int from 0 to 255 (one byte), or the 1, 2 or 4 "
+     "bytes of an object with the buffer protocol (bytes, a NumPy scalar or array), "
+     "read as a native-endian unsigned integer and repeated; the size must be a "
+     "multiple of their count. Memory a device reaches is filled on stream "
+     "(cuMemsetD8Async, D16 or D32), not complete on return; host-only memory is "
+     "filled by the host after the stream's work, and there stream may be None."},
+    {"copy_to", (PyCFunction)(void (*)(void))buffer_copy_to, KW,
+     "copy_to(dst=None, *, stream, options=None)\n--\n\n"
+     "Copy this buffer's bytes into dst, a Buffer of the same size (or a Buffer-like "
+     "object such as cuda.core's), and return dst. Without dst, one is allocated "
+     "from this buffer's memory_resource on stream. With memory a device reaches on "
+     "either side the copy is queued on stream (cuMemcpyAsync); between host-only "
+     "memory the host copies, and stream may be None."},
+    {"copy_from", (PyCFunction)(void (*)(void))buffer_copy_from, KW,
+     "copy_from(src, *, stream, options=None)\n--\n\n"
+     "Copy the bytes of src, a Buffer of the same size (or a Buffer-like object), into "
+     "this buffer, as copy_to does."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))buffer_dunder_dlpack, KW,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "The buffer's bytes as a DLPack capsule of a 1-D int8 tensor of size elements "
+     "(versioned when max_version is at least (1, 0)). The tensor holds the memory "
+     "until its consumer lets go; stream is not used."},
+    {"__dlpack_device__", (PyCFunction)buffer_dunder_dlpack_device, METH_NOARGS,
+     "__dlpack_device__()\n--\n\n"
+     "(device_type, device_id) of the memory: (13, 0) managed, (2, id) device-only, "
+     "(3, 0) reached by host and device, (1, 0) host-only."},
     {"__enter__", (PyCFunction)buffer_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)buffer_exit, METH_VARARGS, "close() on leaving."},
     {"__buffer__", (PyCFunction)buffer_dunder_buffer, METH_VARARGS,
@@ -499,7 +912,11 @@ static PyTypeObject BufferType = {
     .tp_doc = "Memory of any kind (host, pinned, device, managed): an address, a "
               "size in bytes, and how the memory is released.\n\n"
               "Made by MemoryResource.allocate() or Buffer.from_handle(), not "
-              "directly. Usable as a context manager that closes it.",
+              "directly. Usable as a context manager that closes it. Where a "
+              "Buffer is taken (copy_to, copy_from, StridedMemoryView.from_buffer), "
+              "any object with an int handle and size, is_host_accessible and "
+              "is_device_accessible (a cuda.core Buffer) is taken too: its memory "
+              "is used in place, kept alive and never freed.",
     .tp_basicsize = sizeof(BufferObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = buffer_new,

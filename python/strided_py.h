@@ -90,6 +90,19 @@ PyObject *strided_py_buffer_new_held(strided_buffer *b, PyObject *mr, PyObject *
  * a closed Buffer. */
 strided_buffer *strided_py_buffer_of(PyObject *obj);
 
+/* A Buffer argument as an open strided.Buffer (new reference): obj itself,
+ * or for any other object with an int handle, an int size and the
+ * properties is_host_accessible and is_device_accessible (a cuda.core
+ * Buffer) a new Buffer over the same memory, without a copy, whose owner is
+ * obj: obj is kept alive while the memory is used and its memory is never
+ * freed; its kind is what the CUDA driver says, as for
+ * Buffer.from_handle(handle, size, owner=obj). NULL with TypeError ("Argument
+ * '<what>' has incorrect type (...)") for an object without those
+ * attributes, RuntimeError("Buffer has been closed") for a closed Buffer or
+ * an object whose is_closed is true, or what reading the attributes
+ * raised. */
+PyObject *strided_py_buffer_arg(PyObject *obj, const char *what);
+
 /* The hold of a Buffer's memory (borrowed), or NULL when it has none or is
  * closed. Assumes: obj is a Buffer (strided_py_buffer_of accepted it). */
 PyObject *strided_py_buffer_hold(PyObject *obj);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "tensor_map.h"
 #include "view.h"
 
 PyObject *strided_py_view_dtype(strided_py_view *self)
@@ -97,7 +98,7 @@ static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize
             layout_form = true;
 
     PyObject *a[6];
-    PyObject *layout_obj = NULL, *dtype_arg, *readonly_arg;
+    PyObject *layout_obj = NULL, *buffer = NULL, *dtype_arg, *readonly_arg;
     if (layout_form) {
         if (strided_py_bind_args("from_buffer", args, nargs, kwnames, from_layout_names, 2,
                                  a) < 0)
@@ -171,27 +172,31 @@ static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize
         strided_py_raise(strided_view_check_itemsize(&layout, info.itemsize));
         goto fail;
     }
-    strided_buffer *b = strided_py_buffer_of(a[0]);
-    if (b == NULL)
+    /* A cuda.core Buffer (any Buffer-like object) is taken through a
+     * strided Buffer over its memory, which view() works on. */
+    buffer = strided_py_buffer_arg(a[0], "buffer");
+    if (buffer == NULL)
         goto fail;
     strided_view v;
-    strided_status status = strided_view_from_buffer(b, &layout, has_dl ? &info.dtype : NULL,
-                                                     readonly, &v);
+    strided_status status = strided_view_from_buffer(strided_py_buffer_of(buffer), &layout,
+                                                     has_dl ? &info.dtype : NULL, readonly, &v);
     if (status != STRIDED_OK) {
         strided_py_raise(status);
         goto fail;
     }
     /* Kept across view_new, where a collection may run code that closes
      * the Buffer: the new view's reference must still be counted. */
-    PyObject *hold = Py_XNewRef(strided_py_buffer_hold(a[0]));
+    PyObject *hold = Py_XNewRef(strided_py_buffer_hold(buffer));
     PyObject *result = (PyObject *)strided_py_view_joined(
-        strided_py_view_new(&v, a[0], layout_obj, a[0], dtype), hold);
+        strided_py_view_new(&v, a[0], layout_obj, buffer, dtype), hold);
     Py_XDECREF(hold);
+    Py_DECREF(buffer);
     Py_DECREF(layout_obj);
     Py_XDECREF(dtype);
     return result;
 
 fail:
+    Py_XDECREF(buffer);
     Py_XDECREF(layout_obj);
     Py_XDECREF(dtype);
     return NULL;
@@ -475,7 +480,11 @@ static PyMethodDef view_methods[] = {
      "producer's stream."},
     {"from_any_interface", (PyCFunction)(void (*)(void))strided_py_view_from_any, KW | METH_CLASS,
      "from_any_interface(obj, stream_ptr=None)\n--\n\n"
-     "from_dlpack when obj speaks DLPack, else from_cuda_array_interface."},
+     "from_dlpack when obj speaks DLPack, else from_cuda_array_interface, else "
+     "from_array_interface (host memory: stream_ptr orders nothing)."},
+    {"_exchange_protocol", (PyCFunction)strided_py_view_exchange_protocol, METH_O | METH_CLASS,
+     "_exchange_protocol(obj)\n--\n\n'dlpack', 'cai' or 'array': the protocol "
+     "from_any_interface takes for obj (BufferError for none)."},
     {"view", (PyCFunction)(void (*)(void))view_view, KW,
      "view(layout=None, dtype=None)\n--\n\n"
      "Another view of the same memory; both None returns self."},
@@ -493,9 +502,19 @@ static PyMethodDef view_methods[] = {
      "other.copy_from(self, ...)."},
     {"__dlpack__", (PyCFunction)(void (*)(void))strided_py_view_dunder_dlpack, KW,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
-     "Export as a DLPack capsule (versioned when max_version >= (1, 0))."},
+     "Export as a DLPack capsule (versioned when max_version >= (1, 0)). dl_device: "
+     "None or the view's own device, or (1, 0) for the CPU: device memory then goes "
+     "by a copy into host memory, complete on return. copy: None copies only then, "
+     "False refuses to, True always copies (into new memory of the same kind, dense "
+     "in C order; on the consumer's stream for device memory). A copy is writable "
+     "and flagged IS_COPIED."},
     {"__dlpack_device__", (PyCFunction)strided_py_view_dunder_dlpack_device, METH_NOARGS,
      "__dlpack_device__()\n--\n\n(device_type, device_id) of the exported tensor."},
+    {"as_tensor_map", (PyCFunction)(void (*)(void))strided_py_view_as_tensor_map, KW,
+     "as_tensor_map(box_dim=None, *, options=None, element_strides=None, data_type=None, "
+     "interleave=None, swizzle=None, l2_promotion=None, oob_fill=None)\n--\n\n"
+     "A TensorMapDescriptor of this view for the current device: box_dim and the keywords, "
+     "or options (a TensorMapDescriptorOptions or a dict), in the view's axis order."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -521,7 +540,8 @@ PyTypeObject strided_py_view_type = {
 
 int strided_py_add_view_type(PyObject *module)
 {
-    if (strided_py_init_view_import() < 0 || PyType_Ready(&strided_py_view_type) < 0)
+    if (strided_py_init_view_import() < 0 || PyType_Ready(&strided_py_view_type) < 0 ||
+        strided_py_add_dlpack_exchange_api(&strided_py_view_type) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "StridedMemoryView", (PyObject *)&strided_py_view_type);
 }

@@ -176,6 +176,70 @@ STRIDED_API long strided_buffer_use_count(const strided_buffer *b);
 STRIDED_API strided_status strided_buffer_set_deallocation_stream(
     strided_buffer *b, void *stream);
 
+/* Filling and copying. Work on memory a device can reach (device, managed
+ * and pinned memory, and pageable memory a device reads) is queued on the
+ * caller's stream, in the primary context of the memory's device (device 0
+ * for memory bound to none), and is not complete on return. Host-only
+ * memory is worked on by the host, after the work queued on the stream
+ * (unless STRIDED_BUFFER_NO_STREAM), complete on return; without a CUDA
+ * driver all memory is host-only and nothing waits. */
+
+/* How strided_buffer_fill and strided_buffer_copy run. */
+typedef enum strided_buffer_flags {
+    STRIDED_BUFFER_DEFAULT = 0,
+    STRIDED_BUFFER_NO_STREAM = 1 /* the caller named no stream: work on
+                                    host-only memory waits for nothing; work
+                                    that needs a device is refused */
+} strided_buffer_flags;
+
+/* Whether b's memory is host-only (no device can reach it), so that the
+ * host fills and copies it and STRIDED_BUFFER_NO_STREAM is allowed; false
+ * for memory a device can reach, whose work runs on a stream. b must not be
+ * NULL. */
+STRIDED_API bool strided_buffer_is_host_only(const strided_buffer *b);
+
+/* Fill b with a pattern of pattern_size bytes, repeated: 1, 2 or 4 bytes,
+ * whose value is the native-endian unsigned integer of those bytes (on a
+ * device: cuMemsetD8Async, cuMemsetD16Async or cuMemsetD32Async of
+ * size / pattern_size elements at the memory's device address).
+ *   pattern  pattern_size bytes, read before this returns (borrowed)
+ *   stream   a CUstream (NULL: the legacy default stream)
+ *   flags    strided_buffer_flags, or-ed
+ * Checks, in order, each STRIDED_ERR_INVALID_ARGUMENT: a NULL b; unknown
+ * flags; NO_STREAM for memory that is not host-only ("the buffer's memory
+ * is reachable from a device: the fill runs on a stream and needs one");
+ * a pattern_size other than 1, 2 or 4 ("value must be 1, 2, or 4 bytes,
+ * got 3"); a NULL pattern; a size that is not a multiple of pattern_size
+ * ("buffer size (3) must be divisible by 2"); NULL memory of a non-zero
+ * size; on a device, an address not aligned to pattern_size. Then
+ * STRIDED_ERR_NO_CUDA_DRIVER, STRIDED_ERR_CUDA. A buffer of size 0 is
+ * filled without calling the driver. */
+STRIDED_API strided_status strided_buffer_fill(strided_buffer *b, const void *pattern,
+                                               size_t pattern_size, void *stream,
+                                               unsigned flags);
+
+/* Copy the bytes of src into dst, which must have the same size. Between
+ * host-only memory the host copies them (memmove: they may overlap). With
+ * memory a device can reach on either side, one cuMemcpyAsync at the
+ * memories' device addresses is queued on stream, in the context of the
+ * destination's device when it is device or managed memory, else the
+ * source's; between device memory of two devices it is cuMemcpyPeerAsync,
+ * which also moves memory-pool allocations. The same address on both sides
+ * copies nothing.
+ *   dst, src  borrowed; may be the same buffer
+ *   stream    a CUstream (NULL: the legacy default stream)
+ *   flags     strided_buffer_flags, or-ed
+ * Checks, in order, each STRIDED_ERR_INVALID_ARGUMENT: a NULL dst or src;
+ * unknown flags; different sizes ("buffer sizes mismatch between src and
+ * dst (sizes are: src=8, dst=4)"); NO_STREAM when either side is not
+ * host-only ("the memory of dst or src is reachable from a device: the
+ * copy runs on a stream and needs one"); NULL memory of a non-zero size;
+ * on a device, ranges that overlap at different addresses. Then
+ * STRIDED_ERR_NO_CUDA_DRIVER, STRIDED_ERR_CUDA. Buffers of size 0 copy
+ * nothing and call no driver. */
+STRIDED_API strided_status strided_buffer_copy(strided_buffer *dst, const strided_buffer *src,
+                                               void *stream, unsigned flags);
+
 #ifdef __cplusplus
 }
 #endif

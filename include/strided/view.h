@@ -1,6 +1,8 @@
 /*
  * strided/view.h: strided views, a buffer seen through a layout, and their
- * DLPack import and export (the consumer's side of the exchange included).
+ * DLPack import and export: the consumer's side of the exchange, and the
+ * producer's beyond a plain export (where __dlpack__'s dl_device and copy
+ * send a view, exports by copy, the allocator of the C exchange API).
  *
  * A view is a buffer reference, an origin, a layout, an element type and a
  * device. The origin is the byte position inside the buffer from which the
@@ -19,6 +21,9 @@
  * release exactly one of the copies (or take another reference with
  * strided_buffer_retain). Imported DLPack tensors are owned by the view's
  * buffer: their deleter runs once, when the last reference to it goes.
+ * Exported tensors are the caller's: a plain export holds a reference to
+ * the view's buffer, an export by copy (and an allocated tensor) the only
+ * reference to new memory; the deleter drops it.
  */
 #ifndef STRIDED_VIEW_H
 #define STRIDED_VIEW_H
@@ -223,7 +228,8 @@ typedef struct strided_dlpack_request {
  * 0..INT32_MAX ("__dlpack_device__() returned device id 1 for device type
  * 1; ..."); STRIDED_ERR_UNSUPPORTED for a device type other than CPU, CUDA,
  * CUDA host and CUDA managed ("device not supported") and for a CPU or CUDA
- * device without a stream ("stream=None is ambiguous with view()"). */
+ * device without a stream ("stream=None is ambiguous with view()", followed
+ * for CPU by "; for host memory pass stream_ptr=-1"). */
 STRIDED_API strided_status strided_dlpack_request_make(int64_t device_type, int64_t device_id,
                                                        bool stream_given, int64_t stream,
                                                        strided_dlpack_request *out);
@@ -274,6 +280,141 @@ STRIDED_API strided_status strided_view_check_dlpack_stream(const strided_view *
  * Returns what strided_view_export_dlpack returns. */
 STRIDED_API strided_status strided_view_export_dlpack_legacy(
     const strided_view *view, strided_dl_managed_tensor **out);
+
+/* The DLPack device of a buffer's memory as cuda.core's Buffer reports it,
+ * by what can reach the memory: managed memory a device reaches is CUDA
+ * managed (13, 0); memory only a device reaches is CUDA (2, the memory's
+ * device, 0 when it names none); memory both reach is CUDA host (3, 0);
+ * host-only memory is CPU (1, 0).
+ *   out  out-parameter (written on success only)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL b or out;
+ * STRIDED_ERR_UNSUPPORTED for memory neither reaches ("buffer is neither
+ * device-accessible nor host-accessible"). */
+STRIDED_API strided_status strided_buffer_dlpack_device(const strided_buffer *b,
+                                                        strided_device *out);
+
+/* Export a buffer's bytes as cuda.core exports a Buffer: a versioned
+ * DLPack tensor (version 1.3, flags 0: writable) of ndim 1, shape (size,),
+ * strides (1,), dtype int8, data the buffer's address (also when the size
+ * is 0), byte_offset 0, on strided_buffer_dlpack_device's device, made in
+ * one allocation. The tensor holds a reference to b; its deleter frees the
+ * allocation and drops that reference.
+ *   out  out-parameter: the tensor, owned by the caller (call its deleter)
+ * Returns the errors of strided_buffer_dlpack_device (checked first),
+ * STRIDED_ERR_INVALID_ARGUMENT for a NULL out, STRIDED_ERR_OUT_OF_MEMORY. */
+STRIDED_API strided_status strided_buffer_export_dlpack(
+    strided_buffer *b, strided_dl_managed_tensor_versioned **out);
+
+/* The same as a legacy (unversioned) managed tensor, for consumers that ask
+ * for no version. Returns what strided_buffer_export_dlpack returns. */
+STRIDED_API strided_status strided_buffer_export_dlpack_legacy(
+    strided_buffer *b, strided_dl_managed_tensor **out);
+
+/* Whether a DLPack export may, must or must not copy: the copy argument of
+ * __dlpack__ (None, True, False). */
+typedef enum strided_dlpack_copy {
+    STRIDED_DLPACK_COPY_IF_NEEDED = 0, /* None: only when the device asked
+                                          for cannot be reached otherwise */
+    STRIDED_DLPACK_COPY_ALWAYS = 1,    /* True */
+    STRIDED_DLPACK_COPY_NEVER = 2      /* False: refuse when a copy is
+                                          needed */
+} strided_dlpack_copy;
+
+/* How a view is exported through DLPack, decided from the arguments of
+ * __dlpack__ (strided_dlpack_export_request_make). */
+typedef struct strided_dlpack_export_request {
+    strided_device device; /* the device the tensor names (device_id 0 for
+                              every type but CUDA) */
+    bool copy;             /* the tensor holds a copy of the view, dense in C
+                              order, in new memory of the kind device names */
+    bool host_copy;        /* copy: both memories are host-accessible; the
+                              copy runs on the host and orders nothing */
+    bool blocking;         /* copy: complete when the export returns */
+    void *stream;          /* copy: the CUstream on which the new memory is
+                              allocated and the copy queued (NULL: the legacy
+                              default stream) */
+} strided_dlpack_export_request;
+
+/* Decide how to export a view through DLPack, from the arguments of
+ * __dlpack__ (the array API's rules).
+ *   view                    the view; borrowed
+ *   stream_given, stream    the stream argument, when not None
+ *   device_given            whether dl_device was given (not None)
+ *   device_type, device_id  dl_device, when given
+ *   copy                    the copy argument
+ *   out                     out-parameter (written on success only)
+ * A view exports to its own device, which __dlpack_device__ reports (the
+ * view's device, with device_id 0 for every type but CUDA), or, when
+ * dl_device asks for it, to the CPU (1, 0): memory the host reaches
+ * (pageable, pinned, managed) goes there as it is, device memory by a
+ * copy into host memory. That is the one export that needs a copy: copy
+ * False refuses it, and never refuses an export to the view's own device.
+ * copy True always copies, into new memory of the kind the device names
+ * (strided_dlpack_tensor_alloc's). A copy that involves device memory is
+ * queued on the consumer's stream when it named one other than -1, and is
+ * blocking when it named none (None or -1) and whenever it goes to the
+ * CPU; a copy between host-accessible memory runs on the host, blocking.
+ * Checked in this order: STRIDED_ERR_INVALID_ARGUMENT for a NULL view or
+ * out, a released view and a copy value outside the enum; the streams
+ * strided_view_check_dlpack_stream refuses (its statuses and messages);
+ * STRIDED_ERR_UNSUPPORTED for any other dl_device ("dl_device (2, 1) is not
+ * supported for a view on device (2, 0): a view exports to its own device
+ * or to the CPU (1, 0)") and for copy False when a copy is needed
+ * ("copy=False, but exporting a view of device memory on (2, 0) to the CPU
+ * (1, 0) needs a copy"). */
+STRIDED_API strided_status strided_dlpack_export_request_make(
+    const strided_view *view, bool stream_given, int64_t stream, bool device_given,
+    int64_t device_type, int64_t device_id, strided_dlpack_copy copy,
+    strided_dlpack_export_request *out);
+
+/* Describe a view in a DLTensor the caller provides, without allocating or
+ * retaining anything (the exchange API's dltensor_from_py_object_no_sync):
+ * the fields strided_view_export_dlpack gives, with shape and strides
+ * pointing into view->layout. Valid only while the view is alive and
+ * unchanged.
+ *   out  out-parameter (written on success only)
+ * Returns the refusals of strided_view_export_dlpack (a NULL view or out,
+ * a released view, a view without a dtype). */
+STRIDED_API strided_status strided_view_export_dl_tensor(const strided_view *view,
+                                                         strided_dl_tensor *out);
+
+/* Make a managed tensor of new memory for a DLPack prototype: the tensor
+ * is dense in C order (strides explicit when ndim > 0), of the prototype's
+ * dtype, ndim and shape, version 1.3, flags 0, and its memory is of the
+ * kind the prototype's device names: host memory aligned to 256 bytes for
+ * CPU, device memory from the device's current memory pool for CUDA
+ * (allocated on the legacy default stream, and freed there), pinned memory
+ * for CUDA host, managed memory (with that device's context current) for
+ * CUDA managed. Its device is the prototype's, with device_id 0 for every
+ * type but CUDA. The prototype's other fields are not read. The memory is
+ * not initialised.
+ *   prototype  borrowed
+ *   out        out-parameter: the tensor, owned by the caller; its deleter
+ *              frees the memory (written on success only)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL prototype or out, the
+ * refusals of strided_layout_init_dense for ndim and shape (a negative
+ * extent, ...), a negative device id or a CPU device id other than 0;
+ * STRIDED_ERR_UNSUPPORTED for a dtype strided_dtype_itemsize refuses and a
+ * device type other than CPU, CUDA, CUDA host and CUDA managed;
+ * STRIDED_ERR_OVERFLOW for a size beyond int64; the errors of the memory
+ * resources and of strided_buffer_alloc (STRIDED_ERR_NO_CUDA_DRIVER for a
+ * CUDA device without a driver, STRIDED_ERR_INVALID_ARGUMENT for a device
+ * that does not exist, STRIDED_ERR_OUT_OF_MEMORY, STRIDED_ERR_CUDA). */
+STRIDED_API strided_status strided_dlpack_tensor_alloc(const strided_dl_tensor *prototype,
+                                                       strided_dl_managed_tensor_versioned **out);
+
+/* strided_dlpack_tensor_alloc as the exchange API's
+ * managed_tensor_allocator (strided_dlpack_allocator_fn): 0 on success;
+ * on failure -1, *out untouched, and set_error(error_ctx, kind, reason)
+ * called once (when not NULL) with the reason of the message and, for
+ * kind, the exception the Python binding raises at the DLPack boundary:
+ * "BufferError" for an invalid or unsupported prototype and for overflow,
+ * "MemoryError" when memory runs out, "RuntimeError" for driver errors.
+ * Needs no Python and never touches Python state itself. */
+STRIDED_API int strided_dlpack_exchange_alloc(strided_dl_tensor *prototype,
+                                              strided_dl_managed_tensor_versioned **out,
+                                              void *error_ctx,
+                                              strided_dlpack_set_error_fn set_error);
 
 #ifdef __cplusplus
 }

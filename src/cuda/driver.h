@@ -46,10 +46,14 @@ typedef struct strided__driver {
     CUresult (*cuDeviceCanAccessPeer)(int *, CUdevice, CUdevice);
     CUresult (*cuCtxEnablePeerAccess)(CUcontext, unsigned int);
     CUresult (*cuMemHostAlloc)(void **, size_t, unsigned int);
+    CUresult (*cuMemAllocHost)(void **, size_t);
     CUresult (*cuMemFreeHost)(void *);
     CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned int);
     CUresult (*cuMemFree)(CUdeviceptr);
     CUresult (*cuDeviceGetMemPool)(CUmemoryPool *, CUdevice);
+    CUresult (*cuMemPoolCreate)(CUmemoryPool *, const CUmemPoolProps *);
+    CUresult (*cuMemPoolDestroy)(CUmemoryPool);
+    CUresult (*cuMemPoolGetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
     CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
     CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool,
                                         CUstream);
@@ -58,6 +62,9 @@ typedef struct strided__driver {
     CUresult (*cuMemcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream);
     CUresult (*cuMemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t,
                                   CUstream);
+    CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
+    CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, size_t, CUstream);
     CUresult (*cuModuleLoadData)(CUmodule *, const void *);
     CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*cuModuleUnload)(CUmodule);
@@ -65,6 +72,11 @@ typedef struct strided__driver {
                                unsigned int, unsigned int, unsigned int,
                                unsigned int, unsigned int, CUstream, void **,
                                void **);
+    CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                       const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                       const cuuint32_t *, CUtensorMapInterleave,
+                                       CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                       CUtensorMapFloatOOBfill);
 } strided__driver;
 
 /* The loaded driver, or STRIDED_ERR_NO_CUDA_DRIVER (message: op, then why:

@@ -230,8 +230,13 @@ strided_status strided_dlpack_request_make(int64_t device_type, int64_t device_i
     default:
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "device not supported");
     }
+    /* cuda.core's sentence, and for host memory, where -1 is the only
+     * stream that means anything, what to pass instead. */
     if (!stream_given && needs_stream)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "stream=None is ambiguous with view()");
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "stream=None is ambiguous with view()%s",
+                             device_type == STRIDED_DEVICE_CPU
+                                 ? "; for host memory pass stream_ptr=-1"
+                                 : "");
     /* The ids of CUDA host and managed memory name no device; keep what
      * the producer said, clamped to the field. */
     out->device.device_type = (int32_t)device_type;
@@ -391,4 +396,76 @@ strided_status strided_view_check_dlpack_stream(const strided_view *view, bool g
                              "handle",
                              (long long)stream);
     return STRIDED_OK;
+}
+
+/* The DLPack device of a buffer by what can reach its memory, as
+ * cuda.core's Buffer classifies it. */
+static strided_status buffer_dlpack_device(const char *op, const strided_buffer *b,
+                                           strided_device *out)
+{
+    if (b == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "the buffer and out are required");
+    strided_memory_info info = strided_buffer_memory_info(b);
+    strided_device d = {STRIDED_DEVICE_CPU, 0};
+    if (info.managed && info.device_accessible)
+        d.device_type = STRIDED_DEVICE_CUDA_MANAGED;
+    else if (info.device_accessible && !info.host_accessible)
+        d = (strided_device){STRIDED_DEVICE_CUDA, info.device_id < 0 ? 0 : info.device_id};
+    else if (info.device_accessible)
+        d.device_type = STRIDED_DEVICE_CUDA_HOST;
+    else if (!info.host_accessible)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "buffer is neither device-accessible nor host-accessible");
+    *out = d;
+    return STRIDED_OK;
+}
+
+strided_status strided_buffer_dlpack_device(const strided_buffer *b, strided_device *out)
+{
+    return buffer_dlpack_device("dlpack_device", b, out);
+}
+
+/* Export the bytes of b as a 1-D int8 tensor: the export of a view of the
+ * whole buffer, on the buffer's DLPack device, whose data is the buffer's
+ * address even when it is empty. */
+static strided_status export_buffer(const char *op, strided_buffer *b, bool versioned, void **out)
+{
+    strided_device device;
+    strided_status status = buffer_dlpack_device(op, b, &device);
+    if (status != STRIDED_OK)
+        return status;
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    const int64_t extent = (int64_t)strided_buffer_size(b), stride = 1;
+    const strided_dtype int8 = {STRIDED_DTYPE_INT, 8, 1};
+    strided_layout layout;
+    strided_view view;
+    status = strided_layout_init(&layout, 1, &extent, &stride, 1);
+    if (status == STRIDED_OK)
+        status = strided_view_from_buffer(b, &layout, &int8, false, &view);
+    if (status != STRIDED_OK)
+        return strided__refail(status, op, "");
+    view.device = device;
+    void *e = NULL;
+    status = export_tensor(op, &view, versioned, &e);
+    strided_view_release(&view);
+    if (status != STRIDED_OK)
+        return status;
+    strided_dl_tensor *t = versioned ? &((strided_dl_managed_tensor_versioned *)e)->dl_tensor
+                                     : &((strided_dl_managed_tensor *)e)->dl_tensor;
+    t->data = strided_buffer_ptr(b);
+    *out = e;
+    return STRIDED_OK;
+}
+
+strided_status strided_buffer_export_dlpack(strided_buffer *b,
+                                            strided_dl_managed_tensor_versioned **out)
+{
+    return export_buffer("export_dlpack", b, true, (void **)out);
+}
+
+strided_status strided_buffer_export_dlpack_legacy(strided_buffer *b,
+                                                   strided_dl_managed_tensor **out)
+{
+    return export_buffer("export_dlpack_legacy", b, false, (void **)out);
 }

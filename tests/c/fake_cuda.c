@@ -21,15 +21,22 @@
  *     (memory type 0, device ordinal -2, no device pointer), and success;
  *   - the current context is per thread; each device has one primary
  *     context object for the life of the process;
+ *   - cuMemPoolCreate makes the pools the driver makes (device memory of a
+ *     device; pinned host memory placed by the OS or on NUMA node 0 or 1;
+ *     managed memory with a preferred location or none) and refuses any
+ *     other description; a pool's memory is of its kind, counted in its
+ *     used-memory attributes, and refused (CUDA_ERROR_OUT_OF_MEMORY) past
+ *     the pool's maximum size;
  *   - cuModuleLoadData takes only a fatbin (by its magic number) and loads
  *     it for the current context's device; a kernel launches only in a
  *     context of that device, with a grid and block that exist (it runs
  *     nothing: the launch is recorded, fake_cuda_last_launch);
- *   - cuMemcpyAsync and cuMemcpy2DAsync move nothing, unless a test asks
- *     (fake_cuda_move_bytes): then they copy the bytes at once, refusing
- *     (CUDA_ERROR_INVALID_VALUE) a copy that runs past the end of a known
- *     range; addresses in no known range are taken for the test's own host
- *     memory.
+ *   - cuMemcpyAsync, cuMemcpy2DAsync and the cuMemsetD*Async calls move
+ *     nothing, unless a test asks (fake_cuda_move_bytes): then they copy or
+ *     set the bytes at once, refusing (CUDA_ERROR_INVALID_VALUE) a copy
+ *     that runs past the end of a known range; addresses in no known range
+ *     are taken for the test's own host memory. A memset needs an address
+ *     aligned to its element size.
  * Memory "on the device" is ordinary host memory, so tests may touch it.
  *
  * Two environment variables, read at lookup time, make a broken driver:
@@ -65,6 +72,11 @@ FAKE_EXPORT void *fake_cuda_last_stream(const char *name);
 FAKE_EXPORT long fake_cuda_live_events(void);
 FAKE_EXPORT long fake_cuda_live_modules(void);
 FAKE_EXPORT int fake_cuda_last_launch(fake_cuda_launch *out);
+FAKE_EXPORT int fake_cuda_pool_info(void *pool, fake_cuda_pool *out);
+FAKE_EXPORT long fake_cuda_live_pools(void);
+FAKE_EXPORT void fake_cuda_set_host_numa_id(int id);
+FAKE_EXPORT int fake_cuda_last_memop(fake_cuda_memop *out);
+FAKE_EXPORT int fake_cuda_last_tensor_map(fake_cuda_tensor_map *out);
 #ifndef FAKE_CUDA_V1_ONLY
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
                                          int cudaVersion, cuuint64_t flags,
@@ -84,6 +96,10 @@ struct CUctx_st {
 struct CUmemPoolHandle_st {
     int device;
     cuuint64_t release_threshold;
+    CUmemPoolProps props;     /* cuMemPoolCreate's, or a default pool's */
+    cuuint64_t used, used_high; /* bytes allocated from it and not freed */
+    int reuse[3];             /* the REUSE_* attributes */
+    bool created, destroyed;
 };
 
 static struct CUctx_st contexts[MAX_DEVICES];
@@ -96,6 +112,10 @@ __attribute__((constructor)) static void number_devices(void)
     for (int i = 0; i < MAX_DEVICES; i++) {
         contexts[i].device = i;
         pools[i].device = i;
+        pools[i].props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        pools[i].props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        pools[i].props.location.id = i;
+        pools[i].reuse[0] = pools[i].reuse[1] = pools[i].reuse[2] = 1;
     }
 }
 
@@ -123,20 +143,28 @@ __attribute__((constructor)) static void number_devices(void)
     X(cuDeviceCanAccessPeer)                                                   \
     X(cuCtxEnablePeerAccess)                                                   \
     X(cuMemHostAlloc)                                                          \
+    X(cuMemAllocHost)                                                          \
     X(cuMemFreeHost)                                                           \
     X(cuMemAllocManaged)                                                       \
     X(cuMemFree)                                                               \
     X(cuDeviceGetMemPool)                                                      \
+    X(cuMemPoolCreate)                                                         \
+    X(cuMemPoolDestroy)                                                        \
+    X(cuMemPoolGetAttribute)                                                   \
     X(cuMemPoolSetAttribute)                                                   \
     X(cuMemAllocFromPoolAsync)                                                 \
     X(cuMemFreeAsync)                                                          \
     X(cuMemcpyAsync)                                                           \
     X(cuMemcpy2DAsync)                                                         \
     X(cuMemcpyPeerAsync)                                                       \
+    X(cuMemsetD8Async)                                                         \
+    X(cuMemsetD16Async)                                                        \
+    X(cuMemsetD32Async)                                                        \
     X(cuModuleLoadData)                                                        \
     X(cuModuleGetFunction)                                                     \
     X(cuModuleUnload)                                                          \
-    X(cuLaunchKernel)
+    X(cuLaunchKernel)                                                          \
+    X(cuTensorMapEncodeTiled)
 
 enum {
 #define X(name) E_##name,
@@ -180,6 +208,16 @@ static CUresult fail_result[E_COUNT];
 static void *last_stream[E_COUNT];
 static bool launched;
 static fake_cuda_launch last_launch;
+/* Pools made by cuMemPoolCreate since the last reset, destroyed or not
+ * (a destroyed pool is kept, so that memory allocated from it can still be
+ * freed and described). */
+static CUmemoryPool *created_pools;
+static size_t ncreated_pools;
+static int host_numa_id;
+static bool memop_done;
+static fake_cuda_memop last_memop;
+static bool tensor_map_done;
+static fake_cuda_tensor_map last_tensor_map;
 
 static int entry_index(const char *name)
 {
@@ -266,6 +304,8 @@ static bool remove_allocation(uintptr_t p, origin how1, origin how2)
         range *x = &ranges[i];
         if (x->r.begin == p && x->memory != NULL &&
             (x->how == how1 || x->how == how2)) {
+            if (x->how == POOL_ALLOC)
+                ((CUmemoryPool)x->r.mempool)->used -= x->r.size;
             free(x->memory);
             live -= (long)x->r.size;
             ranges[i] = ranges[nranges - 1];
@@ -304,9 +344,20 @@ void fake_cuda_reset(int count, int pageable_memory_access,
     }
     moving = false;
     max_pitch = 2147483647;
-    for (int i = 0; i < MAX_DEVICES; i++)
+    for (int i = 0; i < MAX_DEVICES; i++) {
         pools[i].release_threshold = 0;
+        pools[i].used = pools[i].used_high = 0;
+        pools[i].reuse[0] = pools[i].reuse[1] = pools[i].reuse[2] = 1;
+    }
+    for (size_t i = 0; i < ncreated_pools; i++)
+        free(created_pools[i]);
+    free(created_pools);
+    created_pools = NULL;
+    ncreated_pools = 0;
+    host_numa_id = 0;
     launched = false;
+    memop_done = false;
+    tensor_map_done = false;
     memset(peer_enabled, 0, sizeof peer_enabled);
     pthread_mutex_unlock(&lock);
 }
@@ -542,6 +593,11 @@ static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr,
         break;
     case CU_DEVICE_ATTRIBUTE_MAX_PITCH:
         *value = pitch;
+        break;
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID:
+        pthread_mutex_lock(&lock);
+        *value = host_numa_id;
+        pthread_mutex_unlock(&lock);
         break;
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
@@ -832,6 +888,26 @@ static CUresult fake_cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
     return CUDA_SUCCESS;
 }
 
+/* cuMemAllocHost is cuMemHostAlloc without flags. */
+static CUresult fake_cuMemAllocHost(void **pp, size_t size)
+{
+    BEGIN_INITIALIZED(cuMemAllocHost);
+    if (pp == NULL || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    void *m = backing(size);
+    if (m == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_HOST, 0,
+                         current->device, (uintptr_t)m, NULL};
+    pthread_mutex_lock(&lock);
+    add(&r, HOST_ALLOC, m);
+    pthread_mutex_unlock(&lock);
+    *pp = m;
+    return CUDA_SUCCESS;
+}
+
 static CUresult fake_cuMemFreeHost(void *p)
 {
     BEGIN_INITIALIZED(cuMemFreeHost);
@@ -875,11 +951,186 @@ static CUresult fake_cuMemFree(CUdeviceptr dptr)
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-static bool is_pool(CUmemoryPool pool)
+/* Whether pool is a device's default pool or a created pool that is not
+ * destroyed. Assumes: lock held. */
+static bool is_pool_locked(CUmemoryPool pool)
 {
     uintptr_t p = (uintptr_t)pool, first = (uintptr_t)&pools[0];
-    return p >= first && p < first + sizeof pools &&
-           (p - first) % sizeof pools[0] == 0;
+    if (p >= first && p < first + sizeof pools && (p - first) % sizeof pools[0] == 0)
+        return true;
+    for (size_t i = 0; i < ncreated_pools; i++)
+        if (created_pools[i] == pool)
+            return !pool->destroyed;
+    return false;
+}
+
+static bool is_pool(CUmemoryPool pool)
+{
+    pthread_mutex_lock(&lock);
+    bool ok = is_pool_locked(pool);
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+/* The NUMA nodes of the fake's host. */
+#define FAKE_NUMA_NODES 2
+
+/* Whether props describe a pool the driver makes: a device pool, a pinned
+ * host pool (the OS's placement or a NUMA node), or a managed pool (with a
+ * preferred location or none); every field not named is zero. */
+static bool valid_pool_props(const CUmemPoolProps *props)
+{
+    static const unsigned char zeros[sizeof props->reserved];
+    const CUmemLocation *loc = &props->location;
+    if (props->win32SecurityAttributes != NULL || props->usage != 0 ||
+        memcmp(props->reserved, zeros, sizeof zeros) != 0 ||
+        (props->handleTypes != CU_MEM_HANDLE_TYPE_NONE &&
+         props->handleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+        return false;
+    if (props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED &&
+        props->allocType != CU_MEM_ALLOCATION_TYPE_MANAGED)
+        return false;
+    switch (loc->type) {
+    case CU_MEM_LOCATION_TYPE_NONE:
+        return props->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED;
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+        return valid_device(loc->id);
+    case CU_MEM_LOCATION_TYPE_HOST:
+        return true;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+        return loc->id >= 0 && loc->id < FAKE_NUMA_NODES;
+    default:
+        return false;
+    }
+}
+
+static CUresult fake_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+    BEGIN_INITIALIZED(cuMemPoolCreate);
+    if (pool == NULL || props == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool supported = pools_supported != 0, valid = valid_pool_props(props);
+    pthread_mutex_unlock(&lock);
+    if (!supported)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!valid)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUmemoryPool p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    p->device = props->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props->location.id : -1;
+    p->props = *props;
+    p->reuse[0] = p->reuse[1] = p->reuse[2] = 1;
+    p->created = true;
+    pthread_mutex_lock(&lock);
+    CUmemoryPool *grown = realloc(created_pools, (ncreated_pools + 1) * sizeof *grown);
+    if (grown != NULL) {
+        created_pools = grown;
+        created_pools[ncreated_pools++] = p;
+    }
+    pthread_mutex_unlock(&lock);
+    if (grown == NULL) {
+        free(p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *pool = p;
+    return CUDA_SUCCESS;
+}
+
+/* The real driver gives a destroyed pool's memory back once its last
+ * allocation is freed; the fake keeps the pool until the next reset. */
+static CUresult fake_cuMemPoolDestroy(CUmemoryPool pool)
+{
+    BEGIN_INITIALIZED(cuMemPoolDestroy);
+    pthread_mutex_lock(&lock);
+    bool ok = is_pool_locked(pool) && pool->created;
+    if (ok)
+        pool->destroyed = true;
+    pthread_mutex_unlock(&lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fake_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+                                           void *value)
+{
+    BEGIN_INITIALIZED(cuMemPoolGetAttribute);
+    if (value == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool ok = is_pool_locked(pool);
+    cuuint64_t v = 0;
+    int flag = 0;
+    if (ok) {
+        switch (attr) {
+        case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+        case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+        case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+            flag = pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
+            break;
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+            v = pool->release_threshold;
+            break;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+            v = pool->used;
+            break;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+        case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+            v = pool->used_high;
+            break;
+        default:
+            ok = false;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attr <= CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)
+        memcpy(value, &flag, sizeof flag);
+    else
+        memcpy(value, &v, sizeof v);
+    return CUDA_SUCCESS;
+}
+
+int fake_cuda_pool_info(void *pool, fake_cuda_pool *out)
+{
+    pthread_mutex_lock(&lock);
+    CUmemoryPool p = pool;
+    bool known = is_pool_locked(p);
+    for (size_t i = 0; i < ncreated_pools && !known; i++)
+        known = created_pools[i] == p;
+    if (known) {
+        out->alloc_type = (int)p->props.allocType;
+        out->handle_types = (int)p->props.handleTypes;
+        out->location_type = (int)p->props.location.type;
+        out->location_id = p->props.location.id;
+        out->max_size = p->props.maxSize;
+        out->release_threshold = p->release_threshold;
+        out->used = p->used;
+        out->created = p->created;
+        out->destroyed = p->destroyed;
+    }
+    pthread_mutex_unlock(&lock);
+    return known;
+}
+
+long fake_cuda_live_pools(void)
+{
+    pthread_mutex_lock(&lock);
+    long n = 0;
+    for (size_t i = 0; i < ncreated_pools; i++)
+        n += !created_pools[i]->destroyed;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void fake_cuda_set_host_numa_id(int id)
+{
+    pthread_mutex_lock(&lock);
+    host_numa_id = id;
+    pthread_mutex_unlock(&lock);
 }
 
 static CUresult fake_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
@@ -905,11 +1156,13 @@ static CUresult fake_cuMemPoolSetAttribute(CUmemoryPool pool,
     BEGIN_INITIALIZED(cuMemPoolSetAttribute);
     if (!is_pool(pool) || value == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    if (attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) {
-        pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&lock);
+    if (attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
         memcpy(&pool->release_threshold, value, sizeof(cuuint64_t));
-        pthread_mutex_unlock(&lock);
-    }
+    else if (attr <= CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)
+        memcpy(&pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES], value,
+               sizeof(int));
+    pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
 }
 
@@ -923,13 +1176,27 @@ static CUresult fake_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size,
         return CUDA_ERROR_INVALID_VALUE;
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
-    void *m = backing(size);
+    /* The memory a pool of each kind gives: device memory of its device,
+     * pinned host memory, or managed memory, as cuPointerGetAttributes
+     * reports them; the host and managed kinds belong to the current
+     * context's device. A pool with a maximum size refuses to grow past
+     * it. */
+    pthread_mutex_lock(&lock);
+    bool managed = pool->props.allocType == CU_MEM_ALLOCATION_TYPE_MANAGED;
+    bool host = !managed && pool->props.location.type != CU_MEM_LOCATION_TYPE_DEVICE;
+    bool full = pool->props.maxSize != 0 && pool->used + size > pool->props.maxSize;
+    pthread_mutex_unlock(&lock);
+    void *m = full ? NULL : backing(size);
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_DEVICE, 0,
-                         pool->device, (uintptr_t)m, pool};
+    fake_cuda_range r = {(uintptr_t)m, size, host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
+                         managed, managed || host ? current->device : pool->device,
+                         (uintptr_t)m, pool};
     pthread_mutex_lock(&lock);
     add(&r, POOL_ALLOC, m);
+    pool->used += size;
+    if (pool->used > pool->used_high)
+        pool->used_high = pool->used;
     pthread_mutex_unlock(&lock);
     *dptr = (CUdeviceptr)(uintptr_t)m;
     return CUDA_SUCCESS;
@@ -977,14 +1244,86 @@ static CUresult dma(CUdeviceptr dst, CUdeviceptr src, size_t size)
     return CUDA_SUCCESS;
 }
 
+/* Record a cuMemcpyAsync or memset call as the last one. */
+static void note_memop(int e, CUdeviceptr dst, CUdeviceptr src, unsigned int value, size_t count,
+                       CUstream stream)
+{
+    int device = current != NULL ? current->device : -1;
+    fake_cuda_memop m = {{0}, (uintptr_t)dst, (uintptr_t)src, value, count, stream, device};
+    snprintf(m.function, sizeof m.function, "%s", entry_names[e]);
+    pthread_mutex_lock(&lock);
+    last_memop = m;
+    memop_done = true;
+    pthread_mutex_unlock(&lock);
+}
+
+int fake_cuda_last_memop(fake_cuda_memop *out)
+{
+    pthread_mutex_lock(&lock);
+    int any = memop_done;
+    if (any)
+        *out = last_memop;
+    pthread_mutex_unlock(&lock);
+    return any;
+}
+
 static CUresult fake_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
                                    size_t size, CUstream stream)
 {
     BEGIN_INITIALIZED(cuMemcpyAsync);
     note_stream(E_cuMemcpyAsync, stream);
+    note_memop(E_cuMemcpyAsync, dst, src, 0, size, stream);
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
     return dma(dst, src, size);
+}
+
+/* A memset of count elements of size bytes each, all value: written when
+ * fake_cuda_move_bytes asked for it; the address must be aligned to the
+ * element size, as the driver requires. */
+static CUresult memset_elements(int e, CUdeviceptr dst, unsigned int value, size_t size,
+                                size_t count, CUstream stream)
+{
+    note_stream(e, stream);
+    note_memop(e, dst, 0, value, count, stream);
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (dst % size != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool move = moving && count > 0;
+    bool ok = !move || (dst != 0 && touchable((uintptr_t)dst, count * size));
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned char element[4];
+    unsigned short half = (unsigned short)value;
+    unsigned char byte = (unsigned char)value;
+    memcpy(element, size == 1 ? (void *)&byte : size == 2 ? (void *)&half : (void *)&value, size);
+    for (size_t i = 0; move && i < count; i++)
+        memcpy((unsigned char *)(uintptr_t)dst + i * size, element, size);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count,
+                                     CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemsetD8Async);
+    return memset_elements(E_cuMemsetD8Async, dst, value, 1, count, stream);
+}
+
+static CUresult fake_cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count,
+                                      CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemsetD16Async);
+    return memset_elements(E_cuMemsetD16Async, dst, value, 2, count, stream);
+}
+
+static CUresult fake_cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count,
+                                      CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemsetD32Async);
+    return memset_elements(E_cuMemsetD32Async, dst, value, 4, count, stream);
 }
 
 static CUresult fake_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
@@ -1174,6 +1513,110 @@ int fake_cuda_last_launch(fake_cuda_launch *out)
     return any;
 }
 
+/* The driver's rules for a tiled tensor map (cuda.h's documentation of
+ * cuTensorMapEncodeTiled). */
+static bool valid_tensor_map(const CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+                             const void *address, const cuuint64_t *dims,
+                             const cuuint64_t *strides, const cuuint32_t *box,
+                             const cuuint32_t *steps, CUtensorMapInterleave interleave,
+                             CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                             CUtensorMapFloatOOBfill oob)
+{
+    static const int sizes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    if (map == NULL || (uintptr_t)map % 64 != 0 || (unsigned)type > 12 || rank < 1 ||
+        rank > 5 || (unsigned)interleave > 2 || (unsigned)swizzle > 3 || (unsigned)l2 > 3 ||
+        (unsigned)oob > 1 || dims == NULL || box == NULL || steps == NULL ||
+        (rank > 1 && strides == NULL))
+        return false;
+    uint64_t align = interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
+    if ((uintptr_t)address % align != 0)
+        return false;
+    if (interleave != CU_TENSOR_MAP_INTERLEAVE_NONE && rank < 3)
+        return false;
+    for (cuuint32_t i = 0; i < rank; i++) {
+        if (dims[i] < 1 || dims[i] > (UINT64_C(1) << 32) || box[i] < 1 || box[i] > 256 ||
+            steps[i] < 1 || steps[i] > 8)
+            return false;
+        if (i > 0 && (strides[i - 1] % align != 0 || strides[i - 1] >= (UINT64_C(1) << 40)))
+            return false;
+    }
+    uint64_t inner = (uint64_t)box[0] * (uint64_t)sizes[type];
+    if (interleave == CU_TENSOR_MAP_INTERLEAVE_NONE &&
+        (inner % 16 != 0 || (swizzle != CU_TENSOR_MAP_SWIZZLE_NONE && inner > (16u << swizzle))))
+        return false;
+    if (interleave == CU_TENSOR_MAP_INTERLEAVE_32B && swizzle != CU_TENSOR_MAP_SWIZZLE_32B)
+        return false;
+    bool floating = type >= CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    return oob == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE || floating;
+}
+
+static CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type,
+                                            cuuint32_t rank, void *address,
+                                            const cuuint64_t *dims, const cuuint64_t *strides,
+                                            const cuuint32_t *box, const cuuint32_t *steps,
+                                            CUtensorMapInterleave interleave,
+                                            CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                            CUtensorMapFloatOOBfill oob)
+{
+    BEGIN_INITIALIZED(cuTensorMapEncodeTiled);
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!valid_tensor_map(map, type, rank, address, dims, strides, box, steps, interleave,
+                          swizzle, l2, oob))
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_cuda_tensor_map t;
+    memset(&t, 0, sizeof t);
+    t.address = (uintptr_t)address;
+    uint64_t words[16] = {t.address};
+    for (cuuint32_t i = 0; i < rank; i++) {
+        t.global_dim[i] = dims[i];
+        t.box_dim[i] = box[i];
+        t.element_strides[i] = steps[i];
+        if (i > 0)
+            t.global_strides[i - 1] = strides[i - 1];
+        words[1 + i] = dims[i];
+        if (i > 0)
+            words[5 + i] = strides[i - 1];
+        words[10] |= (uint64_t)box[i] << (12 * i);
+        words[11] |= (uint64_t)steps[i] << (4 * i);
+    }
+    t.data_type = (int)type;
+    t.rank = (int)rank;
+    t.interleave = (int)interleave;
+    t.swizzle = (int)swizzle;
+    t.l2_promotion = (int)l2;
+    t.oob_fill = (int)oob;
+    t.device = current->device;
+    words[12] = (uint64_t)type | (uint64_t)rank << 8 | (uint64_t)interleave << 16 |
+                (uint64_t)swizzle << 24 | (uint64_t)l2 << 32 | (uint64_t)oob << 40;
+    words[13] = (uint64_t)t.device;
+    pthread_mutex_lock(&lock);
+    words[14] = (uint64_t)calls[E_cuTensorMapEncodeTiled];
+    memcpy(t.bytes, words, sizeof t.bytes);
+    memcpy(map, words, sizeof words);
+    last_tensor_map = t;
+    tensor_map_done = true;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+/* Copy size bytes of a record into out under the lock, when *done says
+ * there is one; returns *done. */
+static int copy_record(const bool *done, const void *record, void *out, size_t size)
+{
+    pthread_mutex_lock(&lock);
+    bool any = *done;
+    if (any)
+        memcpy(out, record, size);
+    pthread_mutex_unlock(&lock);
+    return any;
+}
+
+int fake_cuda_last_tensor_map(fake_cuda_tensor_map *out)
+{
+    return copy_record(&tensor_map_done, &last_tensor_map, out, sizeof *out);
+}
+
 typedef struct symbol {
     const char *name;
     void (*fn)(void);
@@ -1203,20 +1646,28 @@ static const symbol symbols[] = {
     SYMBOL(cuDeviceCanAccessPeer, 4000),
     SYMBOL(cuCtxEnablePeerAccess, 4000),
     SYMBOL(cuMemHostAlloc, 2020),
+    SYMBOL(cuMemAllocHost, 3020), /* cuMemAllocHost_v2 */
     SYMBOL(cuMemFreeHost, 2000),
     SYMBOL(cuMemAllocManaged, 6000),
     SYMBOL(cuMemFree, 3020), /* cuMemFree_v2 */
     SYMBOL(cuDeviceGetMemPool, 11020),
+    SYMBOL(cuMemPoolCreate, 11020),
+    SYMBOL(cuMemPoolDestroy, 11020),
+    SYMBOL(cuMemPoolGetAttribute, 11020),
     SYMBOL(cuMemPoolSetAttribute, 11020),
     SYMBOL(cuMemAllocFromPoolAsync, 11020),
     SYMBOL(cuMemFreeAsync, 11020),
     SYMBOL(cuMemcpyAsync, 4000),
     SYMBOL(cuMemcpy2DAsync, 3020), /* cuMemcpy2DAsync_v2 */
     SYMBOL(cuMemcpyPeerAsync, 4000),
+    SYMBOL(cuMemsetD8Async, 3020),
+    SYMBOL(cuMemsetD16Async, 3020),
+    SYMBOL(cuMemsetD32Async, 3020),
     SYMBOL(cuModuleLoadData, 2000),
     SYMBOL(cuModuleGetFunction, 2000),
     SYMBOL(cuModuleUnload, 2000),
     SYMBOL(cuLaunchKernel, 4000),
+    SYMBOL(cuTensorMapEncodeTiled, 12000),
 };
 #undef SYMBOL
 

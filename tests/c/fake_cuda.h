@@ -51,8 +51,9 @@ typedef void (*fake_cuda_fail_next_fn)(const char *name, int result);
  * them return result, once (n = 0 is fake_cuda_fail_next). */
 typedef void (*fake_cuda_fail_after_fn)(const char *name, long n, int result);
 /* on != 0: cuMemcpyAsync and cuMemcpy2DAsync copy their bytes (at once),
- * and refuse a copy that runs past the end of a known range; addresses in
- * no known range must be the test's own memory. Off after a reset. */
+ * the cuMemsetD*Async calls set theirs, and they refuse a copy that runs
+ * past the end of a known range; addresses in no known range must be the
+ * test's own memory. Off after a reset. */
 typedef void (*fake_cuda_move_bytes_fn)(int on);
 /* What CU_DEVICE_ATTRIBUTE_MAX_PITCH says (2^31 - 1 after a reset, as the
  * real driver); cuMemcpy2DAsync refuses larger pitches. */
@@ -68,7 +69,8 @@ typedef void (*fake_cuda_set_current_device_fn)(int device);
 typedef long (*fake_cuda_live_bytes_fn)(void);
 /* The stream passed to the last call of entry point name (one of
  * cuStreamSynchronize, cuMemAllocFromPoolAsync, cuMemFreeAsync,
- * cuEventRecord, cuStreamWaitEvent, cuMemcpyAsync, cuLaunchKernel) since
+ * cuEventRecord, cuStreamWaitEvent, cuMemcpyAsync, cuMemsetD8Async,
+ * cuMemsetD16Async, cuMemsetD32Async, cuLaunchKernel) since
  * the last reset; NULL if none. */
 typedef void *(*fake_cuda_last_stream_fn)(const char *name);
 
@@ -95,5 +97,72 @@ typedef struct fake_cuda_launch {
 
 /* Write the last launch into out; 0 when there was none since the reset. */
 typedef int (*fake_cuda_last_launch_fn)(fake_cuda_launch *out);
+
+/* What the last cuMemcpyAsync, cuMemsetD8Async, cuMemsetD16Async or
+ * cuMemsetD32Async since the last reset was given (a call made to fail with
+ * fake_cuda_fail_next is not recorded). */
+typedef struct fake_cuda_memop {
+    char function[32];  /* the entry point */
+    uintptr_t dst;
+    uintptr_t src;      /* cuMemcpyAsync's source; 0 for a memset */
+    unsigned int value; /* a memset's value; 0 for a copy */
+    size_t count;       /* elements set, or bytes copied */
+    void *stream;
+    int device;         /* of the context current for the call; -1: none */
+} fake_cuda_memop;
+
+/* Write the last of those calls into out; 0 when there was none since the
+ * reset. */
+typedef int (*fake_cuda_last_memop_fn)(fake_cuda_memop *out);
+
+/* What the fake knows of a memory pool: a device's default pool, or one
+ * made with cuMemPoolCreate (kept, destroyed or not, until the next reset).
+ * The allocation type, handle types, location and maximum size are those
+ * cuMemPoolCreate was given (a default pool: pinned, no handles, its
+ * device, 0). */
+typedef struct fake_cuda_pool {
+    int alloc_type;     /* CUmemAllocationType */
+    int handle_types;   /* CUmemAllocationHandleType */
+    int location_type;  /* CUmemLocationType */
+    int location_id;
+    size_t max_size;
+    uint64_t release_threshold;
+    uint64_t used;      /* bytes allocated from it and not freed */
+    int created;        /* made by cuMemPoolCreate */
+    int destroyed;      /* cuMemPoolDestroy was called */
+} fake_cuda_pool;
+
+/* Describe pool (a CUmemoryPool) into out; 0 when the fake does not know
+ * it. */
+typedef int (*fake_cuda_pool_info_fn)(void *pool, fake_cuda_pool *out);
+/* Pools made by cuMemPoolCreate since the last reset and not destroyed. */
+typedef long (*fake_cuda_live_pools_fn)(void);
+/* What CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID says for every device (0 after a
+ * reset; -1: the system has no NUMA). The fake's host has NUMA nodes 0 and
+ * 1, the only ones a HOST_NUMA pool may be placed on. */
+typedef void (*fake_cuda_set_host_numa_id_fn)(int id);
+
+/* What the last successful cuTensorMapEncodeTiled since the last reset was
+ * given, and the 128 bytes it wrote there: its arguments and a call number
+ * (its calls since the reset, this one included), word by word in this order:
+ * address, globalDim[0..4], globalStrides[0..3], boxDim[0..4] (12 bits
+ * each), elementStrides[0..4] (4 bits each), data type | rank << 8 |
+ * interleave << 16 | swizzle << 24 | l2Promotion << 32 | oobFill << 40,
+ * the device, the call number, 0. cuTensorMapEncodeTiled needs a current
+ * context and refuses (CUDA_ERROR_INVALID_VALUE) whatever breaks the
+ * driver's documented rules. */
+typedef struct fake_cuda_tensor_map {
+    uint64_t address;
+    uint64_t global_dim[5];
+    uint64_t global_strides[4];
+    uint32_t box_dim[5];
+    uint32_t element_strides[5];
+    int data_type, rank, interleave, swizzle, l2_promotion, oob_fill;
+    int device; /* of the context current for the call */
+    unsigned char bytes[128];
+} fake_cuda_tensor_map;
+
+/* Write the last one into out; 0 when there was none since the reset. */
+typedef int (*fake_cuda_last_tensor_map_fn)(fake_cuda_tensor_map *out);
 
 #endif

@@ -20,6 +20,7 @@ test_every_public_callable_is_fuzzed enumerates the surface from
 strided.__all__ and dir(), so that a new method cannot go unfuzzed.
 """
 
+import dataclasses
 import functools
 import sys
 import warnings
@@ -292,12 +293,48 @@ def _(draw):
 # Memory resources.
 
 RESOURCE_CLASSES = {"HostMemoryResource": HostMemoryResource, "PinnedMemoryResource": PinnedMemoryResource,
+                    "LegacyPinnedMemoryResource": strided.LegacyPinnedMemoryResource,
                     "DeviceMemoryResource": DeviceMemoryResource,
                     "ManagedMemoryResource": ManagedMemoryResource, "MemoryResource": MemoryResource}
+
+# The fields of the pool options, plausible and not, and options where a
+# pool resource takes them: None, an instance, a dict of fields, junk.
+VALID_OPTION_FIELDS = {
+    "ipc_enabled": (False, True, 0, 1, None, ""),
+    "max_size": (0, 1, 4096, -1, 1.5, 2**64),
+    "numa_id": (None, 0, 1, -1, -2, 2**31, 2**63),
+    "preferred_location": (None, 0, 1, -1, -2, 2**31),
+    "preferred_location_type": (None, "device", "host", "host_numa", "bogus", "", 5),
+}
+OPTION_FIELDS = {n: v + (float("nan"), "x", junk()) for n, v in VALID_OPTION_FIELDS.items()}
+OPTION_CLASSES = (strided.DeviceMemoryResourceOptions, strided.PinnedMemoryResourceOptions,
+                  strided.ManagedMemoryResourceOptions)
+
+
+@st.composite
+def pool_options(draw, cls):
+    """None, an instance of cls (of fields it takes), or a dict of fields
+    (any)."""
+    fields = [f.name for f in dataclasses.fields(cls)]
+    kind = draw(below(3))
+    if kind == 0:
+        return None
+    if kind == 1:
+        return cls(**{n: value(draw, VALID_OPTION_FIELDS[n]) for n in fields if draw(BOOLEANS)})
+    chosen = {n: value(draw, OPTION_FIELDS[n]) for n in fields if draw(BOOLEANS)}
+    if draw(below(8)) == 0:
+        chosen["no_such_field"] = 1
+    return chosen
+
+
 RESOURCE_PARAMS = {"HostMemoryResource": [("alignment", (0, 1, 2, 64, 3, 4096, 2**20, sizes()))],
-                   "PinnedMemoryResource": [],
-                   "DeviceMemoryResource": [("device_id", (-1, 0, 1, axes()))],
-                   "ManagedMemoryResource": [("device_id", (-1, 0, 1, axes()))],
+                   "PinnedMemoryResource": [("options", pool_options(strided.PinnedMemoryResourceOptions))],
+                   "LegacyPinnedMemoryResource": [],
+                   "DeviceMemoryResource": [("device_id", (-1, 0, 1, axes())),
+                                            ("options", pool_options(strided.DeviceMemoryResourceOptions))],
+                   "ManagedMemoryResource": [("options", (-1, 0, 1, axes(),
+                                                          pool_options(strided.ManagedMemoryResourceOptions))),
+                                             ("device_id", (-1, 0, 1, axes()), KW)],
                    "MemoryResource": []}
 RESOURCE_MEMBERS = ("device_id", "is_device_accessible", "is_host_accessible", "is_managed")
 
@@ -324,6 +361,60 @@ for _name, _cls in RESOURCE_CLASSES.items():
             return Case(construct_and_read, args, kwargs, ())
 
     _register()
+
+
+for _cls in OPTION_CLASSES:
+
+    def _register_options(cls=_cls):
+        fields = [f.name for f in dataclasses.fields(cls)]
+
+        @target(cls.__name__, (TypeError, ValueError, OverflowError),
+                covers=[cls.__name__] + [f"{cls.__name__}.{m}" for m in fields + ["__eq__", "__hash__",
+                                                                                  "__repr__"]])
+        def make(draw):
+            args, kwargs = draw_args(draw, [(n, OPTION_FIELDS[n]) for n in fields], 0)
+
+            def construct_and_read(*a, **k):
+                o = cls(*a, **k)
+                for n in fields:
+                    getattr(o, n)
+                    setattr(o, n, getattr(o, n))  # a field's value converts to itself
+                repr(o)
+                require(o == cls(**{n: getattr(o, n) for n in fields}), "options differ from their copy")
+                require(type(o).__hash__ is None, "options are hashable")
+
+            return Case(construct_and_read, args, kwargs, ())
+
+    _register_options()
+
+
+POOL_MEMBERS = ("close", "is_closed", "is_handle_owned", "handle", "attributes", "is_ipc_enabled", "is_mapped",
+                "uuid", "allocation_handle")
+POOL_CLASSES = {"DeviceMemoryResource": lambda o: DeviceMemoryResource(0, o),
+                "PinnedMemoryResource": PinnedMemoryResource, "ManagedMemoryResource": ManagedMemoryResource}
+
+
+@target("memory pool members", RESOURCE_ERRORS + (NotImplementedError,),
+        covers=[f"{n}.{m}" for n in POOL_CLASSES for m in POOL_MEMBERS] +
+        ["PinnedMemoryResource.numa_id", "ManagedMemoryResource.preferred_location"])
+def _(draw):
+    name = value(draw, tuple(POOL_CLASSES))
+    options = value(draw, (None, {}))
+
+    def read_pool(make, options):
+        mr = make(options)  # RuntimeError without a CUDA driver
+        for m in ("is_closed", "is_handle_owned", "handle", "is_ipc_enabled", "is_mapped", "uuid",
+                  "numa_id", "preferred_location"):
+            getattr(mr, m, None)
+        for m in ("attributes", "allocation_handle"):
+            try:
+                getattr(mr, m)
+            except (RuntimeError, NotImplementedError):
+                pass
+        mr.close()
+        require(mr.is_closed and mr.handle == 0, "a closed resource still has its pool")
+
+    return Case(read_pool, (POOL_CLASSES[name], options), {}, ())
 
 
 ALLOCATING_RESOURCES = (HostMemoryResource(), HostMemoryResource(4096), MemoryResource())
@@ -451,6 +542,66 @@ def _(draw):
         require(buf == buf and (buf == other) != (buf != other), "== and != disagree")
 
     return Case(read_all, (), {}, (buf,))
+
+
+# Buffers: filling, copying and the DLPack export.
+
+FILL_VALUES = (0, 255, 256, -1, 2**70, True, b"\x01", b"\x01\x02", b"\x01\x02\x03\x04", b"",
+               b"abc", np.uint8(3), np.int16(-2), np.float32(1.5), np.int64(7),
+               np.zeros(2, np.uint16), 1.5, "x", None, Opaque())
+
+
+@target("Buffer.fill", BUFFER_ERRORS)
+def _(draw):
+    buf, keep = draw(buffers())
+    args, kwargs = draw_args(draw, [("value", FILL_VALUES),
+                                    ("stream", (None, stream_values()), KW)], 1)
+    return Case(buf.fill, args, kwargs, (buf,))
+
+
+def same_size_buffer(buf):
+    """An open Buffer of buf's size over its own memory."""
+    n = 0 if buf.is_closed else buf.size
+    backing = np.zeros(max(n, 1), np.uint8)
+    return Buffer.from_handle(backing.ctypes.data, n, owner=backing)
+
+
+def buffer_copy_target(name, other_name):
+    @target(f"Buffer.{name}", BUFFER_ERRORS + (NotImplementedError,))
+    def make(draw):
+        buf, keep = draw(buffers())
+        other = same_size_buffer(buf) if draw(BOOLEANS) else draw(buffers())[0]
+        params = [(other_name, (other, other, None, junk())),
+                  ("stream", (None, stream_values()), KW), ("options", (None, junk()), KW)]
+        args, kwargs = draw_args(draw, params, 1 if name == "copy_from" else 0)
+        return Case(getattr(buf, name), args, kwargs, (buf, other))
+
+    return make
+
+
+buffer_copy_target("copy_to", "dst")
+buffer_copy_target("copy_from", "src")
+
+MAX_VERSIONS = (None, (1, 0), (0, 8), (2, 1), (1,), (1, 0, 0), [1, 0], ("a", 0))
+
+
+@target("Buffer.__dlpack__", BUFFER_ERRORS + (BufferError,),
+        covers=["Buffer.__dlpack__", "Buffer.__dlpack_device__"])
+def _(draw):
+    buf, keep = draw(buffers())
+    args, kwargs = draw_args(draw, [("stream", (None, stream_values()), KW),
+                                    ("max_version", MAX_VERSIONS, KW),
+                                    ("dl_device", (None, (1, 0), junk()), KW),
+                                    ("copy", (None, False, True, junk()), KW)], 0)
+
+    def export(*a, **k):
+        device = buf.__dlpack_device__()
+        require(device == (1, 0), f"a Buffer of host memory exported to {device}")
+        capsule = buf.__dlpack__(*a, **k)
+        require(type(capsule).__name__ == "PyCapsule", "__dlpack__() gave no capsule")
+        require(np.from_dlpack(buf).size == buf.size, "the exported tensor has another size")
+
+    return Case(export, args, kwargs, (buf,))
 
 
 # StridedMemoryView: construction.
@@ -650,6 +801,96 @@ def _(draw):
         require(not hasattr(v, "__cuda_array_interface__"), "a host view has __cuda_array_interface__")
 
     return Case(read_all, (), {}, (v, a))
+
+
+# Tensor maps. The views drawn are of host memory, which as_tensor_map
+# refuses once it has read its arguments ("The tensor must be
+# device-accessible"); where a device reaches host memory a map is made and
+# its members are read. test_tensor_map.py reads them through the fake
+# driver.
+
+TENSOR_MAP_ENUMS = (strided.TensorMapDataType, strided.TensorMapInterleave,
+                    strided.TensorMapSwizzle, strided.TensorMapL2Promotion, strided.TensorMapOOBFill)
+TENSOR_MAP_ERRORS = (TypeError, ValueError, OverflowError, RuntimeError)
+BOXES = st.lists(st.integers(-2, 300), max_size=6).map(tuple)
+
+
+def tensor_map_enum(enum):
+    return (None, st.sampled_from(list(enum)), st.integers(-1, 4))
+
+
+TENSOR_MAP_OPTIONS = [("element_strides", (None, BOXES)),
+                      ("data_type", (None, st.sampled_from(list(strided.TensorMapDataType)), dtypes())),
+                      ("interleave", tensor_map_enum(strided.TensorMapInterleave)),
+                      ("swizzle", tensor_map_enum(strided.TensorMapSwizzle)),
+                      ("l2_promotion", tensor_map_enum(strided.TensorMapL2Promotion)),
+                      ("oob_fill", tensor_map_enum(strided.TensorMapOOBFill))]
+DESCRIPTOR_MEMBERS = ("handle", "device", "rank", "data_type", "interleave", "swizzle", "l2_promotion",
+                      "oob_fill", "global_address", "global_dim", "global_strides", "box_dim",
+                      "element_strides")
+
+
+@target("StridedMemoryView.as_tensor_map", TENSOR_MAP_ERRORS,
+        covers=["StridedMemoryView.as_tensor_map"] +
+        [f"TensorMapDescriptor.{m}" for m in DESCRIPTOR_MEMBERS + ("__repr__", "__buffer__", "replace_address")])
+def _(draw):
+    v, a = draw(views())
+    options = (None, None, {"box_dim": (16,)}, BOXES.map(lambda b: {"box_dim": b}),
+               BOXES.map(strided.TensorMapDescriptorOptions))
+    args, kwargs = draw_args(draw, [("box_dim", (None, BOXES, [16])), ("options", options, KW)] +
+                             [(n, spec, KW) for n, spec in TENSOR_MAP_OPTIONS], 0)
+    other = value(draw, (VIEW_OBJECTS, junk()))
+
+    def make(*x, **k):
+        d = v.as_tensor_map(*x, **k)
+        require(isinstance(d, strided.TensorMapDescriptor) and v.is_device_accessible,
+                "a tensor map of memory no device reaches")
+        for m in DESCRIPTOR_MEMBERS:
+            getattr(d, m)
+        require(len(bytes(d)) == 128 and repr(d).startswith("TensorMapDescriptor(tiled, "),
+                "a descriptor that is not 128 bytes")
+        try:
+            d.replace_address(other)
+        except (TypeError, ValueError, BufferError, RuntimeError):
+            pass
+
+    return Case(make, args, kwargs, (v, a))
+
+
+@target("TensorMapDescriptor", (RuntimeError, TypeError))
+def _(draw):
+    return Case(strided.TensorMapDescriptor, some_junk(draw, 2), {}, ())
+
+
+@target("TensorMapDescriptorOptions", (TypeError, ValueError),
+        covers=["TensorMapDescriptorOptions"] +
+        [f"TensorMapDescriptorOptions.{m}" for m, _ in TENSOR_MAP_OPTIONS] +
+        [f"TensorMapDescriptorOptions.{m}" for m in ("__eq__", "__hash__", "__repr__")])
+def _(draw):
+    args, kwargs = draw_args(draw, [("box_dim", (BOXES, [16]))] + TENSOR_MAP_OPTIONS, 1)
+
+    def construct_and_read(*x, **k):
+        o = strided.TensorMapDescriptorOptions(*x, **k)
+        require(type(o.box_dim) is tuple, "box_dim is not a tuple")
+        repr(o)
+        require(o == dataclasses.replace(o), "options differ from their copy")
+        require(type(o).__hash__ is None, "options are hashable")
+
+    return Case(construct_and_read, args, kwargs, ())
+
+
+@target("TensorMap enumerations", (ValueError, TypeError),
+        covers=[e.__name__ for e in TENSOR_MAP_ENUMS] +
+        [f"{e.__name__}.{m.name}" for e in TENSOR_MAP_ENUMS for m in e])
+def _(draw):
+    enum = value(draw, TENSOR_MAP_ENUMS)
+    x = value(draw, (st.integers(-2, 14), junk()))
+
+    def look_up(x):
+        member = enum(x)
+        require(member is enum[member.name] and int(member) == x, "an enumeration member differs")
+
+    return Case(look_up, (x,), {}, ())
 
 
 # Module functions.
