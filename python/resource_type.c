@@ -1,11 +1,17 @@
 /*
  * resource_type.c: strided.MemoryResource and the built-in resources.
  *
- * MemoryResource is the base class of cuda.core's interface: allocate, deallocate and the four properties, which raise
- * TypeError until a subclass implements them. The built-in resources
- * (HostMemoryResource, PinnedMemoryResource, DeviceMemoryResource,
+ * MemoryResource is the base class of cuda.core's interface: allocate,
+ * deallocate and the four properties, which raise TypeError until a
+ * subclass implements them. The built-in resources (HostMemoryResource,
+ * PinnedMemoryResource, LegacyPinnedMemoryResource, DeviceMemoryResource,
  * ManagedMemoryResource) are final subclasses that each hold one reference
- * to a libstrided resource and answer everything from it.
+ * to a libstrided resource and answer everything from it. The three pool
+ * resources take cuda.core's options (strided._options: the classes, and
+ * None or a dict in their place), read their fields and hand them to the
+ * C create functions, which hold the rules; they also have close(),
+ * is_closed, the pool's handle and attributes (_MemPoolAttributes) and
+ * cuda.core's IPC properties (no pool here is IPC-enabled).
  *
  * Any other object with that interface, passed as mr= to Buffer.from_handle,
  * is wrapped in a libstrided resource (strided_py_resource_of) whose
@@ -17,11 +23,18 @@
  * stream>) and keeps the returned Buffer until libstrided gives the memory
  * back, then closes it on the deallocation stream.
  *
+ * Streams handed to Python objects are None or the int handle, except for
+ * cuda.core's objects (a class of the cuda.core package, or one derived
+ * from it), whose methods take only a cuda.core Stream: they get one,
+ * made with cuda.core.Stream.from_handle (cuda.core is imported then, never
+ * before).
+ *
  * Ownership: a built-in resource object holds one reference to its C
  * resource, and every Buffer allocated from it one more (through the C
- * buffer), so the C resource outlives its allocations. A wrapper holds one
- * reference to the Python object, dropped by the wrapper's destroy when its
- * last buffer is released.
+ * buffer), so the C resource outlives its allocations; its
+ * _MemPoolAttributes holds one more. A wrapper holds one reference to the
+ * Python object, dropped by the wrapper's destroy when its last buffer is
+ * released.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +46,7 @@
 typedef struct {
     PyObject_HEAD
     strided_memory_resource *res; /* NULL in subclasses written in Python */
+    PyObject *attributes;         /* the pool's _MemPoolAttributes, once asked */
 } ResourceObject;
 
 static PyTypeObject ResourceType;
@@ -74,6 +88,62 @@ static PyObject *allocate_name;   /* "allocate" */
 static PyObject *close_name;      /* "close" */
 static PyObject *stream_kwnames; /* ("stream",) */
 
+/* Whether obj's class, or a class it derives from, comes from the
+ * cuda.core package: its allocate, deallocate and close take only a
+ * cuda.core Stream (never None, an int or another __cuda_stream__ object).
+ * False when the classes cannot say. */
+static bool from_cuda_core(PyObject *obj)
+{
+    PyObject *mro = Py_TYPE(obj)->tp_mro;
+    for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); i++) {
+        PyObject *module = PyObject_GetAttrString(PyTuple_GET_ITEM(mro, i), "__module__");
+        const char *name = module != NULL && PyUnicode_Check(module)
+                               ? PyUnicode_AsUTF8(module)
+                               : NULL;
+        bool hit = name != NULL && strncmp(name, "cuda.core", 9) == 0 &&
+                   (name[9] == '\0' || name[9] == '.');
+        Py_XDECREF(module);
+        PyErr_Clear();
+        if (hit)
+            return true;
+    }
+    return false;
+}
+
+/* The cuda.core Stream for CUstream stream (new reference): its
+ * LEGACY_DEFAULT_STREAM for the legacy default stream (NULL or 1), its
+ * PER_THREAD_DEFAULT_STREAM for 2, else Stream.from_handle(stream).
+ * cuda.core is imported here, only when one of its objects needs a stream:
+ * strided does not depend on it. NULL with an exception set. */
+static PyObject *cuda_core_stream(void *stream)
+{
+    PyObject *core = PyImport_ImportModule("cuda.core");
+    if (core == NULL)
+        return NULL;
+    uintptr_t handle = (uintptr_t)stream;
+    PyObject *result;
+    if (handle == 0 || handle == 1 || handle == 2) {
+        result = PyObject_GetAttrString(core, handle == 2 ? "PER_THREAD_DEFAULT_STREAM"
+                                                          : "LEGACY_DEFAULT_STREAM");
+    } else {
+        PyObject *cls = PyObject_GetAttrString(core, "Stream");
+        PyObject *h = cls ? PyLong_FromVoidPtr(stream) : NULL;
+        result = h ? PyObject_CallMethod(cls, "from_handle", "O", h) : NULL;
+        Py_XDECREF(h);
+        Py_XDECREF(cls);
+    }
+    Py_DECREF(core);
+    return result;
+}
+
+/* The stream argument of a call into a Python resource or Buffer for
+ * CUstream stream (new reference): a cuda.core Stream for cuda.core's
+ * objects (cuda_core true), else None or the int handle. */
+static PyObject *stream_argument(bool cuda_core, void *stream)
+{
+    return cuda_core ? cuda_core_stream(stream) : strided_py_stream_object(stream);
+}
+
 /* libstrided never allocates through a wrapper: Python resources allocate
  * in Python and hand the memory over with Buffer.from_handle(mr=...). */
 static strided_status wrapper_allocate(void *self, size_t size, void *stream,
@@ -100,7 +170,7 @@ static void wrapper_deallocate(void *self, void *ptr, size_t size, void *stream)
     PyObject *mr = self;
     PyObject *ptr_obj = PyLong_FromVoidPtr(ptr);
     PyObject *size_obj = PyLong_FromSize_t(size);
-    PyObject *stream_obj = strided_py_stream_object(stream);
+    PyObject *stream_obj = stream_argument(from_cuda_core(mr), stream);
     PyObject *result = NULL;
     if (ptr_obj != NULL && size_obj != NULL && stream_obj != NULL) {
         PyObject *args[] = {mr, ptr_obj, size_obj, stream_obj};
@@ -282,6 +352,7 @@ static PyObject *base_get_is_managed(PyObject *self, void *closure)
 
 static void resource_dealloc(ResourceObject *self)
 {
+    Py_XDECREF(self->attributes);
     strided_memory_resource_release(self->res);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -332,6 +403,18 @@ static PyTypeObject ResourceType = {
     .tp_getset = base_getset,
 };
 
+/* Raise the exception for a failed call on the built-in resource res: a
+ * closed resource is cuda.core's RuntimeError ("DeviceMemoryResource has
+ * been closed"), anything else the status's. */
+static PyObject *raise_for(const strided_memory_resource *res, strided_status status)
+{
+    if (status == STRIDED_ERR_INVALID_ARGUMENT && strided_memory_resource_is_closed(res)) {
+        PyErr_SetString(PyExc_RuntimeError, strided_last_error_reason());
+        return NULL;
+    }
+    return strided_py_raise(status);
+}
+
 static PyObject *resource_allocate(ResourceObject *self, PyObject *const *args,
                                    Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -348,13 +431,13 @@ static PyObject *resource_allocate(ResourceObject *self, PyObject *const *args,
     status = strided_buffer_alloc(self->res, size, stream, &b);
     Py_END_ALLOW_THREADS
     if (status != STRIDED_OK)
-        return strided_py_raise(status);
+        return raise_for(self->res, status);
     return strided_py_buffer_new(b, (PyObject *)self, NULL);
 }
 
 /* Free memory this resource allocated, by adopting it into a buffer and
  * releasing that: the C library's one way to call a resource's
- * deallocate. */
+ * deallocate. It works on a closed resource too, as cuda.core's. */
 static PyObject *resource_deallocate(ResourceObject *self, PyObject *const *args,
                                      Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -375,6 +458,18 @@ static PyObject *resource_deallocate(ResourceObject *self, PyObject *const *args
     Py_RETURN_NONE;
 }
 
+static PyObject *resource_close(ResourceObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_memory_resource_close(self->res);
+    Py_END_ALLOW_THREADS
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    Py_RETURN_NONE;
+}
+
 static PyObject *get_device_id(ResourceObject *self, void *closure)
 {
     (void)closure;
@@ -391,6 +486,195 @@ PROPS_FLAG_GETTER(is_device_accessible, device_accessible)
 PROPS_FLAG_GETTER(is_host_accessible, host_accessible)
 PROPS_FLAG_GETTER(is_managed, managed)
 #undef PROPS_FLAG_GETTER
+
+/* A property that always is the object value (False, None). */
+static PyObject *get_constant(ResourceObject *self, void *value)
+{
+    (void)self;
+    return Py_NewRef((PyObject *)value);
+}
+
+/* A property that always raises RuntimeError(message), in cuda.core's
+ * words: a legacy pinned resource's device_id, a pool's allocation_handle. */
+static PyObject *get_runtime_error(ResourceObject *self, void *message)
+{
+    (void)self;
+    PyErr_SetString(PyExc_RuntimeError, message);
+    return NULL;
+}
+
+static PyObject *get_is_closed(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(strided_memory_resource_is_closed(self->res));
+}
+
+static PyObject *get_is_handle_owned(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(strided_memory_resource_pool(self->res).owned);
+}
+
+static PyObject *get_handle(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromVoidPtr(strided_memory_resource_pool(self->res).handle);
+}
+
+static PyObject *get_numa_id(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    strided_memory_location loc = strided_memory_resource_pool(self->res).location;
+    return PyLong_FromLong(loc.type == STRIDED_LOCATION_HOST_NUMA ? loc.id : -1);
+}
+
+/* None, or (type, id) with the type as cuda.core names it and id None for
+ * the host. */
+static PyObject *get_preferred_location(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    strided_memory_location loc = strided_memory_resource_pool(self->res).location;
+    switch (loc.type) {
+    case STRIDED_LOCATION_DEVICE:
+        return Py_BuildValue("(si)", "device", loc.id);
+    case STRIDED_LOCATION_HOST:
+        return Py_BuildValue("(sO)", "host", Py_None);
+    case STRIDED_LOCATION_HOST_NUMA:
+        return Py_BuildValue("(si)", "host_numa", loc.id);
+    default:
+        Py_RETURN_NONE;
+    }
+}
+
+/* _MemPoolAttributes: the attributes of a resource's pool, read from the
+ * driver at every access. It holds a reference to the C resource, not to
+ * the Python object, so that the resource can keep it without a cycle. */
+typedef struct {
+    PyObject_HEAD
+    strided_memory_resource *res;
+} AttributesObject;
+
+static PyTypeObject AttributesType;
+
+static PyObject *attributes_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)type;
+    (void)args;
+    (void)kwargs;
+    PyErr_SetString(PyExc_RuntimeError, "_MemPoolAttributes cannot be instantiated directly. "
+                                        "Please use MemoryResource APIs.");
+    return NULL;
+}
+
+static void attributes_dealloc(AttributesObject *self)
+{
+    strided_memory_resource_release(self->res);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Read res's attributes into *out; -1 with the exception set. */
+static int read_attributes(const strided_memory_resource *res,
+                           strided_memory_pool_attributes *out)
+{
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_memory_resource_pool_attributes(res, out);
+    Py_END_ALLOW_THREADS
+    if (status != STRIDED_OK) {
+        raise_for(res, status);
+        return -1;
+    }
+    return 0;
+}
+
+/* closure: the offset of a field of strided_memory_pool_attributes; the
+ * flags (bool) come before release_threshold, the sizes (uint64_t) from
+ * it on. */
+static PyObject *get_attribute(AttributesObject *self, void *offset)
+{
+    strided_memory_pool_attributes a;
+    if (read_attributes(self->res, &a) < 0)
+        return NULL;
+    size_t at = (uintptr_t)offset;
+    const char *field = (const char *)&a + at;
+    if (at < offsetof(strided_memory_pool_attributes, release_threshold)) {
+        bool flag;
+        memcpy(&flag, field, sizeof flag);
+        return PyBool_FromLong(flag);
+    }
+    uint64_t size;
+    memcpy(&size, field, sizeof size);
+    return PyLong_FromUnsignedLongLong(size);
+}
+
+/* The names in alphabetical order, as cuda.core's repr lists them. */
+static PyObject *attributes_repr(AttributesObject *self)
+{
+    strided_memory_pool_attributes a;
+    if (read_attributes(self->res, &a) < 0)
+        return NULL;
+    return PyUnicode_FromFormat(
+        "_MemPoolAttributes(release_threshold=%llu, reserved_mem_current=%llu, "
+        "reserved_mem_high=%llu, reuse_allow_internal_dependencies=%s, "
+        "reuse_allow_opportunistic=%s, reuse_follow_event_dependencies=%s, "
+        "used_mem_current=%llu, used_mem_high=%llu)",
+        (unsigned long long)a.release_threshold, (unsigned long long)a.reserved_mem_current,
+        (unsigned long long)a.reserved_mem_high,
+        a.reuse_allow_internal_dependencies ? "True" : "False",
+        a.reuse_allow_opportunistic ? "True" : "False",
+        a.reuse_follow_event_dependencies ? "True" : "False",
+        (unsigned long long)a.used_mem_current, (unsigned long long)a.used_mem_high);
+}
+
+#define ATTRIBUTE(field, doc)                                                  \
+    {#field, (getter)get_attribute, NULL, doc,                                  \
+     (void *)offsetof(strided_memory_pool_attributes, field)}
+
+static PyGetSetDef attributes_getset[] = {
+    ATTRIBUTE(reuse_follow_event_dependencies,
+              "Allow memory to be reused when there are event dependencies between streams."),
+    ATTRIBUTE(reuse_allow_opportunistic, "Allow reuse of completed frees without dependencies."),
+    ATTRIBUTE(reuse_allow_internal_dependencies,
+              "Allow insertion of new stream dependencies for memory reuse."),
+    ATTRIBUTE(release_threshold, "Amount of reserved memory to hold before OS release."),
+    ATTRIBUTE(reserved_mem_current, "Current amount of backing memory allocated."),
+    ATTRIBUTE(reserved_mem_high, "High watermark of backing memory allocated."),
+    ATTRIBUTE(used_mem_current, "Current amount of memory in use."),
+    ATTRIBUTE(used_mem_high, "High watermark of memory in use."),
+    {NULL, NULL, NULL, NULL, NULL},
+};
+#undef ATTRIBUTE
+
+static PyTypeObject AttributesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "strided._MemPoolAttributes",
+    .tp_doc = "The attributes of a memory resource's pool (cuMemPoolGetAttribute), read "
+              "at every access; reading them from a closed resource raises RuntimeError.",
+    .tp_basicsize = sizeof(AttributesObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = attributes_new,
+    .tp_dealloc = (destructor)attributes_dealloc,
+    .tp_repr = (reprfunc)attributes_repr,
+    .tp_getset = attributes_getset,
+};
+
+/* The pool's attributes, one object per resource; raises what reading
+ * them raises (a closed resource, one without a pool). */
+static PyObject *get_attributes(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    strided_memory_pool_attributes a;
+    if (read_attributes(self->res, &a) < 0)
+        return NULL;
+    if (self->attributes == NULL) {
+        AttributesObject *obj = PyObject_New(AttributesObject, &AttributesType);
+        if (obj == NULL)
+            return NULL;
+        obj->res = strided_memory_resource_retain(self->res);
+        self->attributes = (PyObject *)obj;
+    }
+    return Py_NewRef(self->attributes);
+}
 
 static PyObject *resource_repr(ResourceObject *self)
 {
@@ -422,6 +706,69 @@ static PyObject *resource_object(PyTypeObject *type, strided_memory_resource *re
         Py_END_ALLOW_THREADS                                                    \
     } while (0)
 
+/* The object of type for a resource a create function made, or the
+ * exception for its failure. */
+static PyObject *created(PyTypeObject *type, strided_status status,
+                         strided_memory_resource *res)
+{
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    return resource_object(type, res);
+}
+
+/* The options argument of a pool resource as an instance of the options
+ * class named cls of strided._options (new reference), or None: cuda.core's
+ * check_or_create_options, with its messages. NULL with an exception. */
+static PyObject *options_of(const char *cls, PyObject *options, const char *description)
+{
+    static PyObject *module;
+    if (options == NULL || options == Py_None)
+        Py_RETURN_NONE;
+    if (module == NULL && (module = PyImport_ImportModule("strided._options")) == NULL)
+        return NULL;
+    PyObject *type = PyObject_GetAttrString(module, cls);
+    PyObject *result = type == NULL ? NULL
+                                    : PyObject_CallMethod(module, "_options_of", "OOs", type,
+                                                          options, description);
+    Py_XDECREF(type);
+    return result;
+}
+
+/* The fields of the options objects. Each is -1 with an exception set. */
+static int read_bool_field(PyObject *options, const char *name, bool *out)
+{
+    PyObject *v = PyObject_GetAttrString(options, name);
+    int truth = v == NULL ? -1 : PyObject_IsTrue(v);
+    Py_XDECREF(v);
+    if (truth < 0)
+        return -1;
+    *out = truth;
+    return 0;
+}
+
+/* An int64 field that may be None (*has false) when has is not NULL. */
+static int read_int_field(PyObject *options, const char *name, bool *has, int64_t *out)
+{
+    PyObject *v = PyObject_GetAttrString(options, name);
+    if (v == NULL)
+        return -1;
+    int rc = 0;
+    if (has != NULL)
+        *has = v != Py_None;
+    if (has == NULL || v != Py_None)
+        rc = strided_py_as_int64(v, name, -1, out);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* The fields the device and pinned options share. */
+static int read_size_fields(PyObject *options, bool *ipc_enabled, int64_t *max_size)
+{
+    if (read_bool_field(options, "ipc_enabled", ipc_enabled) < 0)
+        return -1;
+    return read_int_field(options, "max_size", NULL, max_size);
+}
+
 static PyObject *host_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"alignment", NULL};
@@ -432,58 +779,131 @@ static PyObject *host_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     if (alignment_obj != NULL && strided_py_as_size(alignment_obj, "alignment", &alignment) < 0)
         return NULL;
-    strided_memory_resource *res;
+    strided_memory_resource *res = NULL;
     strided_status status = strided_host_resource_create(alignment, &res);
-    if (status != STRIDED_OK)
-        return strided_py_raise(status);
-    return resource_object(type, res);
+    return created(type, status, res);
 }
 
 static PyObject *pinned_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, ":PinnedMemoryResource", names))
+    static char *names[] = {"options", NULL};
+    PyObject *options_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:PinnedMemoryResource", names,
+                                     &options_obj))
         return NULL;
-    strided_memory_resource *res;
+    PyObject *options = options_of("PinnedMemoryResourceOptions", options_obj,
+                                   "PinnedMemoryResource options");
+    if (options == NULL)
+        return NULL;
+    strided_pinned_pool_options o = {false, 0, false, 0};
+    int rc = options == Py_None ? 0
+             : read_size_fields(options, &o.ipc_enabled, &o.max_size) < 0 ||
+                     read_int_field(options, "numa_id", &o.has_numa_id, &o.numa_id) < 0
+                 ? -1
+                 : 0;
+    bool given = options != Py_None;
+    Py_DECREF(options);
+    if (rc < 0)
+        return NULL;
+    strided_memory_resource *res = NULL;
     strided_status status;
-    CREATE_WITHOUT_GIL(status, strided_pinned_resource_create(&res));
-    if (status != STRIDED_OK)
-        return strided_py_raise(status);
-    return resource_object(type, res);
+    CREATE_WITHOUT_GIL(status, strided_pinned_pool_resource_create(given ? &o : NULL, &res));
+    return created(type, status, res);
+}
+
+static PyObject *legacy_pinned_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, ":LegacyPinnedMemoryResource", names))
+        return NULL;
+    strided_memory_resource *res = NULL;
+    strided_status status;
+    CREATE_WITHOUT_GIL(status, strided_legacy_pinned_resource_create(&res));
+    return created(type, status, res);
 }
 
 static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"device_id", NULL};
-    PyObject *device_obj;
+    static char *names[] = {"device_id", "options", NULL};
+    PyObject *device_obj, *options_obj = NULL;
     int device;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:DeviceMemoryResource", names,
-                                     &device_obj) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:DeviceMemoryResource", names,
+                                     &device_obj, &options_obj) ||
         strided_py_as_device_id(device_obj, "device_id", &device) < 0)
         return NULL;
-    strided_memory_resource *res;
+    PyObject *options = options_of("DeviceMemoryResourceOptions", options_obj,
+                                   "DeviceMemoryResource options");
+    if (options == NULL)
+        return NULL;
+    strided_device_pool_options o = {false, 0};
+    int rc = options == Py_None ? 0 : read_size_fields(options, &o.ipc_enabled, &o.max_size);
+    bool given = options != Py_None;
+    Py_DECREF(options);
+    if (rc < 0)
+        return NULL;
+    strided_memory_resource *res = NULL;
     strided_status status;
-    CREATE_WITHOUT_GIL(status, strided_device_resource_create(device, &res));
-    if (status != STRIDED_OK)
-        return strided_py_raise(status);
-    return resource_object(type, res);
+    CREATE_WITHOUT_GIL(status,
+                       strided_device_pool_resource_create(device, given ? &o : NULL, &res));
+    return created(type, status, res);
+}
+
+/* Whether the first argument of ManagedMemoryResource is strided's device
+ * (an int, or an object with a device_id such as a cuda.core Device)
+ * rather than cuda.core's options. */
+static int is_device_argument(PyObject *obj)
+{
+    if (PyBool_Check(obj) || PyIndex_Check(obj))
+        return 1;
+    if (obj == Py_None || PyDict_Check(obj))
+        return 0;
+    return PyObject_HasAttrString(obj, "device_id");
 }
 
 static PyObject *managed_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"device_id", NULL};
-    PyObject *device_obj = NULL;
+    static char *names[] = {"options", "device_id", NULL};
+    PyObject *options_obj = NULL, *device_obj = NULL;
     int device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:ManagedMemoryResource", names,
-                                     &device_obj) ||
-        (device_obj != NULL && strided_py_as_device_id(device_obj, "device_id", &device) < 0))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$O:ManagedMemoryResource", names,
+                                     &options_obj, &device_obj))
         return NULL;
-    strided_memory_resource *res;
-    strided_status status;
-    CREATE_WITHOUT_GIL(status, strided_managed_resource_create(device, &res));
-    if (status != STRIDED_OK)
-        return strided_py_raise(status);
-    return resource_object(type, res);
+    if (device_obj == NULL && PyTuple_GET_SIZE(args) > 0 && is_device_argument(options_obj)) {
+        device_obj = options_obj; /* strided's ManagedMemoryResource(device_id) */
+        options_obj = NULL;
+    }
+    if (device_obj != NULL && strided_py_as_device_id(device_obj, "device_id", &device) < 0)
+        return NULL;
+    PyObject *options = options_of("ManagedMemoryResourceOptions", options_obj,
+                                   "ManagedMemoryResource options");
+    if (options == NULL)
+        return NULL;
+    strided_managed_pool_options o = {NULL, false, 0};
+    PyObject *type_name = NULL; /* keeps o.preferred_location_type's text */
+    int rc = 0;
+    if (options != Py_None) {
+        PyObject *t = PyObject_GetAttrString(options, "preferred_location_type");
+        rc = t == NULL ? -1 : read_int_field(options, "preferred_location",
+                                             &o.has_preferred_location,
+                                             &o.preferred_location);
+        if (rc == 0 && t != Py_None) {
+            /* A str (cuda.core's ManagedMemoryLocationType is one) by its
+             * value; anything else by its str(), which no type matches. */
+            type_name = PyUnicode_Check(t) ? Py_NewRef(t) : PyObject_Str(t);
+            o.preferred_location_type = type_name ? PyUnicode_AsUTF8(type_name) : NULL;
+            rc = o.preferred_location_type == NULL ? -1 : 0;
+        }
+        Py_XDECREF(t);
+    }
+    bool given = options != Py_None;
+    Py_DECREF(options);
+    strided_memory_resource *res = NULL;
+    strided_status status = STRIDED_OK;
+    if (rc == 0)
+        CREATE_WITHOUT_GIL(status, strided_managed_pool_resource_create(
+                                       device, given ? &o : NULL, &res));
+    Py_XDECREF(type_name);
+    return rc < 0 ? NULL : created(type, status, res);
 }
 
 static PyMethodDef builtin_methods[] = {
@@ -498,19 +918,81 @@ static PyMethodDef builtin_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyGetSetDef builtin_getset[] = {
-    {"device_id", (getter)get_device_id, NULL,
-     "The device the memory belongs to, -1 for none.", NULL},
-    {"is_device_accessible", (getter)get_is_device_accessible, NULL,
-     "Whether a CUDA device can reach the memory.", NULL},
-    {"is_host_accessible", (getter)get_is_host_accessible, NULL,
-     "Whether the host can reach the memory.", NULL},
-    {"is_managed", (getter)get_is_managed, NULL,
-     "Whether the memory is CUDA managed memory.", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
+static PyMethodDef pool_methods[] = {
+    {"allocate", (PyCFunction)(void (*)(void))resource_allocate, KW,
+     "allocate(size, stream=None)\n--\n\n"
+     "A new Buffer of size bytes from this resource; stream (None: the legacy "
+     "default stream, an int handle, or an object with __cuda_stream__) "
+     "orders the allocation and becomes the Buffer's deallocation stream. "
+     "RuntimeError once the resource is closed."},
+    {"deallocate", (PyCFunction)(void (*)(void))resource_deallocate, KW,
+     "deallocate(ptr, size, stream=None)\n--\n\n"
+     "Free memory this resource allocated and no Buffer holds; also after "
+     "close()."},
+    {"close", (PyCFunction)resource_close, METH_NOARGS,
+     "close()\n--\n\n"
+     "Allocate nothing more; destroy the pool if this resource owns it (the "
+     "driver frees its memory once the last Buffer allocated from it is "
+     "freed). Buffers allocated before stay valid. Closing again does "
+     "nothing."},
+    {NULL, NULL, 0, NULL},
 };
 
-#define BUILTIN_TYPE(var, name, new_fn, doc)                                    \
+#define GETTER(name, fn, doc) {name, (getter)(fn), NULL, doc, NULL}
+#define CONSTANT(name, value, doc) {name, (getter)get_constant, NULL, doc, (void *)(value)}
+#define RAISES(name, message, doc)                                              \
+    {name, (getter)get_runtime_error, NULL, doc, (void *)(message)}
+
+#define RESOURCE_GETSET(device_id)                                              \
+    device_id,                                                                  \
+    GETTER("is_device_accessible", get_is_device_accessible,                    \
+           "Whether a CUDA device can reach the memory."),                       \
+    GETTER("is_host_accessible", get_is_host_accessible,                        \
+           "Whether the host can reach the memory."),                            \
+    GETTER("is_managed", get_is_managed, "Whether the memory is CUDA managed memory.")
+
+#define POOL_GETSET                                                             \
+    GETTER("is_closed", get_is_closed, "Whether close() was called."),           \
+    GETTER("is_handle_owned", get_is_handle_owned,                              \
+           "Whether this resource created its pool and destroys it; False "      \
+           "once closed."),                                                      \
+    GETTER("handle", get_handle,                                                \
+           "The pool (a CUmemoryPool) as an int; 0 without a pool and once "     \
+           "closed."),                                                           \
+    GETTER("attributes", get_attributes,                                        \
+           "The pool's attributes (_MemPoolAttributes). RuntimeError once "      \
+           "closed, NotImplementedError for a resource without a pool."),        \
+    CONSTANT("is_ipc_enabled", Py_False, "False: IPC-enabled pools are not supported yet."), \
+    CONSTANT("is_mapped", Py_False, "False: no pool is imported from another process."), \
+    CONSTANT("uuid", Py_None, "None: the pool is not IPC-enabled."),            \
+    RAISES("allocation_handle", "Memory resource is not IPC-enabled",           \
+           "RuntimeError: the pool is not IPC-enabled.")
+
+#define END_GETSET {NULL, NULL, NULL, NULL, NULL}
+
+#define DEVICE_ID                                                               \
+    GETTER("device_id", get_device_id, "The device the memory belongs to, -1 for none.")
+
+static PyGetSetDef host_getset[] = {RESOURCE_GETSET(DEVICE_ID), END_GETSET};
+/* cuda.core's LegacyPinnedMemoryResource is bound to no device. */
+static PyGetSetDef legacy_pinned_getset[] = {
+    RESOURCE_GETSET(RAISES("device_id", "a pinned memory resource is not bound to any GPU",
+                           "RuntimeError: the memory is bound to no device.")),
+    END_GETSET};
+static PyGetSetDef device_getset[] = {RESOURCE_GETSET(DEVICE_ID), POOL_GETSET, END_GETSET};
+static PyGetSetDef pinned_getset[] = {
+    RESOURCE_GETSET(DEVICE_ID), POOL_GETSET,
+    GETTER("numa_id", get_numa_id,
+           "The host NUMA node of the pool's memory; -1 when the system places it."),
+    END_GETSET};
+static PyGetSetDef managed_getset[] = {
+    RESOURCE_GETSET(DEVICE_ID), POOL_GETSET,
+    GETTER("preferred_location", get_preferred_location,
+           "Where the pool's memory prefers to live: None, or (type, id) with type "
+           "'device', 'host' (id None) or 'host_numa'."),
+    END_GETSET};
+
+#define BUILTIN_TYPE(var, name, new_fn, methods, getset, doc)                   \
     static PyTypeObject var = {                                                 \
         PyVarObject_HEAD_INIT(NULL, 0)                                          \
         .tp_name = "strided." name,                                             \
@@ -521,28 +1003,45 @@ static PyGetSetDef builtin_getset[] = {
         .tp_new = new_fn,                                                       \
         .tp_dealloc = (destructor)resource_dealloc,                             \
         .tp_repr = (reprfunc)resource_repr,                                     \
-        .tp_methods = builtin_methods,                                          \
-        .tp_getset = builtin_getset,                                            \
+        .tp_methods = methods,                                                  \
+        .tp_getset = getset,                                                    \
     }
 
-BUILTIN_TYPE(HostType, "HostMemoryResource", host_new,
+BUILTIN_TYPE(HostType, "HostMemoryResource", host_new, builtin_methods, host_getset,
              "HostMemoryResource(alignment=0)\n--\n\n"
              "Pageable host memory aligned to alignment bytes (a power of two; 0 "
              "means 64). Never touches CUDA.");
-BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new,
-             "PinnedMemoryResource()\n--\n\n"
-             "Page-locked host memory reachable from every device "
-             "(cuMemHostAlloc); device_id is -1. Raises RuntimeError without a "
-             "CUDA driver.");
-BUILTIN_TYPE(DeviceType, "DeviceMemoryResource", device_new,
-             "DeviceMemoryResource(device_id)\n--\n\n"
-             "Device memory from the device's current memory pool, allocated and "
-             "freed in stream order. Raises RuntimeError without a CUDA driver, "
-             "ValueError for a device that does not exist.");
-BUILTIN_TYPE(ManagedType, "ManagedMemoryResource", managed_new,
-             "ManagedMemoryResource(device_id=0)\n--\n\n"
-             "CUDA managed memory (cuMemAllocManaged, attached globally), "
-             "allocated with device_id's primary context current. Raises "
+BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new, pool_methods, pinned_getset,
+             "PinnedMemoryResource(options=None)\n--\n\n"
+             "Page-locked host memory reachable from every device; device_id is -1. "
+             "options (a PinnedMemoryResourceOptions or a dict of its fields) makes a "
+             "pinned memory pool on the host, owned by the resource, allocated from in "
+             "stream order. Without options, strided's own: cuMemHostAlloc, no pool "
+             "(cuda.core uses the driver's current host pool). Raises RuntimeError "
+             "without a CUDA driver.");
+BUILTIN_TYPE(LegacyPinnedType, "LegacyPinnedMemoryResource", legacy_pinned_new,
+             builtin_methods, legacy_pinned_getset,
+             "LegacyPinnedMemoryResource()\n--\n\n"
+             "Page-locked host memory from cuMemAllocHost, freed with cuMemFreeHost "
+             "after synchronizing the deallocation stream. device_id raises "
+             "RuntimeError: the memory is bound to no device.");
+BUILTIN_TYPE(DeviceType, "DeviceMemoryResource", device_new, pool_methods, device_getset,
+             "DeviceMemoryResource(device_id, options=None)\n--\n\n"
+             "Device memory of device_id (an int or a Device), allocated and freed in "
+             "stream order. Without options, from the device's current memory pool "
+             "(not owned); options (a DeviceMemoryResourceOptions or a dict of its "
+             "fields) makes a new pool, owned by the resource. Raises RuntimeError "
+             "without a CUDA driver, ValueError for a device that does not exist.");
+BUILTIN_TYPE(ManagedType, "ManagedMemoryResource", managed_new, pool_methods, managed_getset,
+             "ManagedMemoryResource(options=None, *, device_id=0)\n--\n\n"
+             "CUDA managed memory. options (a ManagedMemoryResourceOptions or a dict of "
+             "its fields) makes a managed memory pool with the preferred location they "
+             "say, owned by the resource; device_id is then the preferred device, or -1. "
+             "Without options, strided's own: cuMemAllocManaged (attached globally) with "
+             "device_id's primary context current, and device_id that device (cuda.core "
+             "uses the driver's current managed pool and reports -1). device_id, "
+             "strided's addition, may also come first in place of options (an int or a "
+             "Device); it is the device whose primary context the resource uses. Raises "
              "RuntimeError without a CUDA driver.");
 
 int strided_py_add_resource_types(PyObject *module)
@@ -563,8 +1062,8 @@ int strided_py_add_resource_types(PyObject *module)
         if (stream_kwnames == NULL)
             return -1;
     }
-    PyTypeObject *types[] = {&ResourceType, &HostType, &PinnedType, &DeviceType,
-                             &ManagedType};
+    PyTypeObject *types[] = {&ResourceType, &HostType,   &PinnedType,      &LegacyPinnedType,
+                             &DeviceType,   &ManagedType, &AttributesType};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         const char *name = strrchr(types[i]->tp_name, '.') + 1;
         if (PyType_Ready(types[i]) < 0 ||
@@ -583,10 +1082,32 @@ typedef struct held_allocation {
     PyObject *buffer;
 } held_allocation;
 
+/* The copy's stream object as a cuda.core Stream (new reference): itself
+ * when it is one, else the Stream of the handle it stands for. NULL with an
+ * exception set. */
+static PyObject *cuda_core_stream_of(PyObject *stream)
+{
+    PyObject *core = PyImport_ImportModule("cuda.core");
+    PyObject *cls = core ? PyObject_GetAttrString(core, "Stream") : NULL;
+    Py_XDECREF(core);
+    int is_stream = cls ? PyObject_IsInstance(stream, cls) : -1;
+    Py_XDECREF(cls);
+    if (is_stream < 0)
+        return NULL;
+    if (is_stream)
+        return Py_NewRef(stream);
+    void *handle;
+    if (strided_py_as_stream(stream, &handle) < 0)
+        return NULL;
+    return cuda_core_stream(handle);
+}
+
 /* self of an allocating wrapper. */
 typedef struct {
     PyObject *mr;
-    PyObject *stream; /* passed to allocate(); the copy's own stream object */
+    PyObject *stream; /* passed to allocate(): the copy's own stream object,
+                         or for cuda.core's resources a cuda.core Stream */
+    bool cuda_core;   /* mr is one of cuda.core's (from_cuda_core) */
     held_allocation *held;
     PyObject *error;  /* the first exception allocate() raised, or NULL */
 } allocating;
@@ -693,7 +1214,7 @@ static void allocating_deallocate(void *self, void *ptr, size_t size, void *stre
     held_allocation *h = *link;
     if (h != NULL) {
         *link = h->next;
-        PyObject *stream_obj = strided_py_stream_object(stream);
+        PyObject *stream_obj = stream_argument(a->cuda_core, stream);
         PyObject *result = NULL;
         if (stream_obj != NULL && PyObject_HasAttr(h->buffer, close_name)) {
             PyObject *args[] = {h->buffer, stream_obj};
@@ -755,14 +1276,18 @@ int strided_py_allocating_resource_of(PyObject *obj, const char *what, PyObject 
     strided_memory_resource_props props;
     if (read_props(obj, what, allocate_name, &props) < 0)
         return -1;
+    bool cuda_core = from_cuda_core(obj);
+    stream = cuda_core ? cuda_core_stream_of(stream) : Py_NewRef(stream);
+    if (stream == NULL)
+        return -1;
     allocating *a = PyMem_RawMalloc(sizeof *a);
     if (a == NULL) {
+        Py_DECREF(stream);
         PyErr_NoMemory();
         return -1;
     }
     Py_INCREF(obj);
-    Py_INCREF(stream);
-    *a = (allocating){obj, stream, NULL, NULL};
+    *a = (allocating){obj, stream, cuda_core, NULL, NULL};
     strided_status status = strided_memory_resource_create(&allocating_ops, a, &props, out);
     if (status != STRIDED_OK) {
         Py_DECREF(obj);

@@ -4,15 +4,31 @@
  * A memory resource allocates and frees memory of one kind, possibly in
  * stream order, and says where that memory can be reached from (host,
  * device, managed, which device). Users implement one by filling a
- * strided_memory_resource_ops table; four are built in:
+ * strided_memory_resource_ops table; these are built in:
  *
  *   host     aligned host memory from the C library; never touches CUDA
- *   pinned   page-locked host memory (cuMemHostAlloc, portable and mapped)
- *   device   device memory from the device's current memory pool, allocated
- *            and freed in stream order (cuMemAllocFromPoolAsync /
- *            cuMemFreeAsync); the pool's release threshold is raised so
- *            freed memory stays cached in the pool
- *   managed  managed memory (cuMemAllocManaged, attached globally)
+ *   pinned   page-locked host memory (cuMemHostAlloc, portable and mapped),
+ *            or from a pinned memory pool the resource creates
+ *   legacy pinned
+ *            page-locked host memory from cuMemAllocHost
+ *   device   device memory from the device's current memory pool or from a
+ *            pool the resource creates
+ *   managed  managed memory (cuMemAllocManaged, attached globally), or from
+ *            a managed memory pool the resource creates
+ *
+ * Memory pools. Memory from a pool is allocated and freed in stream order
+ * (cuMemAllocFromPoolAsync / cuMemFreeAsync). The device resource without
+ * options uses the device's current pool, which it does not own: it raises
+ * the pool's release threshold (when it is 0) so that freed memory stays
+ * cached, and never destroys it. The *_pool_resource_create functions given
+ * options create a pool (cuMemPoolCreate) that the resource owns, with the
+ * release threshold left at 0, and destroy it when the resource is closed
+ * or its last reference goes; the driver gives a destroyed pool's memory
+ * back once the last allocation made from it is freed. The options follow
+ * cuda.core's DeviceMemoryResourceOptions, PinnedMemoryResourceOptions and
+ * ManagedMemoryResourceOptions, and the create functions check them by
+ * cuda.core's rules, with its messages. Pools that export their memory to
+ * other processes (IPC) are not supported yet.
  *
  * CUDA work runs in the primary context of the resource's device, made
  * current for the call and restored afterwards, so no context needs to be
@@ -21,13 +37,17 @@
  * Ownership: a resource is reference-counted (atomic count; retain and
  * release from any thread). Each buffer allocated from a resource holds a
  * reference to it, so a resource outlives its allocations. When the last
- * reference goes, the ops' destroy callback (if any) runs once.
+ * reference goes, the ops' destroy callback (if any) runs once, and a
+ * built-in resource destroys the pool it owns. Closing a resource
+ * (strided_memory_resource_close) ends its allocations, not its life:
+ * memory allocated before stays valid until its buffers let go.
  */
 #ifndef STRIDED_RESOURCE_H
 #define STRIDED_RESOURCE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "strided/api.h"
 #include "strided/status.h"
@@ -111,22 +131,213 @@ STRIDED_API strided_status strided_host_resource_create(
 STRIDED_API strided_status strided_pinned_resource_create(
     strided_memory_resource **out);
 
-/* Device memory of device from its current memory pool, in stream order.
- * out is the new resource with one reference.
- * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out (checked first, also
- * without a driver), STRIDED_ERR_NO_CUDA_DRIVER without a driver,
- * STRIDED_ERR_INVALID_ARGUMENT for a device that does not exist,
- * STRIDED_ERR_UNSUPPORTED when the device has no memory pools,
- * STRIDED_ERR_CUDA for a failing driver call. */
+/* Page-locked host memory from cuMemAllocHost, freed with cuMemFreeHost
+ * after synchronizing the deallocation stream (cuda.core's
+ * LegacyPinnedMemoryResource); host and device accessible, device_id -1.
+ * out is the new resource with one reference. Errors as
+ * strided_pinned_resource_create. */
+STRIDED_API strided_status strided_legacy_pinned_resource_create(
+    strided_memory_resource **out);
+
+/* Device memory of device from its current memory pool, in stream order:
+ * strided_device_pool_resource_create(device, NULL, out). */
 STRIDED_API strided_status strided_device_resource_create(
     int device, strided_memory_resource **out);
 
 /* Managed memory (cuMemAllocManaged, CU_MEM_ATTACH_GLOBAL), allocated with
  * device's primary context current; device_id is that device. Freed after
  * synchronizing the deallocation stream. Errors as
- * strided_device_resource_create. */
+ * strided_device_resource_create, without the memory pool ones. */
 STRIDED_API strided_status strided_managed_resource_create(
     int device, strided_memory_resource **out);
+
+/* Where memory lives: where a pool puts its memory, or where a managed
+ * pool prefers it to be. */
+typedef enum strided_memory_location_type {
+    STRIDED_LOCATION_NONE = 0,      /* no pool, or a managed pool without a
+                                       preferred location; id -1 */
+    STRIDED_LOCATION_DEVICE = 1,    /* a device; id is its ordinal */
+    STRIDED_LOCATION_HOST = 2,      /* host memory the OS places; id -1 */
+    STRIDED_LOCATION_HOST_NUMA = 3  /* host memory of NUMA node id */
+} strided_memory_location_type;
+
+typedef struct strided_memory_location {
+    strided_memory_location_type type;
+    int id;
+} strided_memory_location;
+
+/* Options of a device memory pool (cuda.core's
+ * DeviceMemoryResourceOptions). */
+typedef struct strided_device_pool_options {
+    bool ipc_enabled; /* must be false: IPC-enabled pools are not supported
+                         yet */
+    int64_t max_size; /* the most bytes the pool reserves; 0: the driver's
+                         default; never negative */
+} strided_device_pool_options;
+
+/* Options of a pinned host memory pool (cuda.core's
+ * PinnedMemoryResourceOptions). */
+typedef struct strided_pinned_pool_options {
+    bool ipc_enabled;  /* as for a device pool */
+    int64_t max_size;  /* as for a device pool */
+    bool has_numa_id;  /* false: the OS places the memory (location HOST) */
+    int64_t numa_id;   /* with has_numa_id: the host NUMA node to place it
+                          on (location HOST_NUMA), >= 0 */
+} strided_pinned_pool_options;
+
+/* Options of a managed memory pool (cuda.core's
+ * ManagedMemoryResourceOptions): where its memory prefers to live.
+ * preferred_location_type says how to read preferred_location:
+ *   NULL         preferred_location alone says it: not given, no
+ *                preference; -1, the host; a device ordinal (>= 0)
+ *   "device"     the device preferred_location, which must be given
+ *                and >= 0
+ *   "host"       the host; preferred_location must not be given
+ *   "host_numa"  the host NUMA node preferred_location (>= 0), or when
+ *                it is not given the node closest to the resource's
+ *                device (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) */
+typedef struct strided_managed_pool_options {
+    const char *preferred_location_type; /* borrowed for the call */
+    bool has_preferred_location;         /* false: None */
+    int64_t preferred_location;
+} strided_managed_pool_options;
+
+/* Device memory of device, in stream order, from a memory pool: with
+ * options NULL the device's current pool, not owned (its release threshold
+ * is raised to UINT64_MAX when it is 0); with options a new pool of device
+ * memory on device (cuMemPoolCreate: location the device, the driver's
+ * PINNED allocation type of every non-managed pool, no export handles,
+ * options->max_size), owned by the resource. device_id is device.
+ *   device   the device's ordinal
+ *   options  borrowed for the call; NULL for the device's current pool
+ *   out      out-parameter: the new resource with one reference
+ * Returns, in the order of the checks: STRIDED_ERR_INVALID_ARGUMENT for a
+ * NULL out (also without a driver); STRIDED_ERR_NO_CUDA_DRIVER;
+ * STRIDED_ERR_INVALID_ARGUMENT for a device that does not exist;
+ * STRIDED_ERR_UNSUPPORTED for options->ipc_enabled ("IPC-enabled memory
+ * pools are not supported yet"); STRIDED_ERR_OVERFLOW for a negative
+ * max_size ("can't convert negative value to size_t", as cuda.core);
+ * STRIDED_ERR_UNSUPPORTED when the device has no memory pools;
+ * STRIDED_ERR_CUDA for a failing driver call (cuMemPoolCreate refuses a
+ * pool the device cannot make); STRIDED_ERR_OUT_OF_MEMORY. */
+STRIDED_API strided_status strided_device_pool_resource_create(
+    int device, const strided_device_pool_options *options,
+    strided_memory_resource **out);
+
+/* Page-locked host memory: with options NULL as
+ * strided_pinned_resource_create (no pool); with options from a new pinned
+ * memory pool on the host (cuMemPoolCreate: location HOST, or HOST_NUMA on
+ * options->numa_id; PINNED allocation type; no export handles;
+ * options->max_size), owned by the resource, in stream order. Host and
+ * device accessible, device_id -1; the driver calls run in device 0's
+ * primary context.
+ *   options  borrowed for the call; NULL for cuMemHostAlloc
+ *   out      out-parameter: the new resource with one reference
+ * Returns, in the order of the checks: STRIDED_ERR_INVALID_ARGUMENT for a
+ * NULL out; STRIDED_ERR_UNSUPPORTED for ipc_enabled and
+ * STRIDED_ERR_OVERFLOW for a negative max_size (as
+ * strided_device_pool_resource_create); STRIDED_ERR_INVALID_ARGUMENT for a
+ * negative numa_id ("numa_id must be >= 0, got -2", as cuda.core) and
+ * STRIDED_ERR_OVERFLOW for one beyond a C int; STRIDED_ERR_NO_CUDA_DRIVER;
+ * STRIDED_ERR_INVALID_ARGUMENT when there is no device 0;
+ * STRIDED_ERR_CUDA for a failing driver call (cuMemPoolCreate refuses a
+ * pool the system cannot make); STRIDED_ERR_OUT_OF_MEMORY. */
+STRIDED_API strided_status strided_pinned_pool_resource_create(
+    const strided_pinned_pool_options *options, strided_memory_resource **out);
+
+/* Managed memory: with options NULL as strided_managed_resource_create
+ * (cuMemAllocManaged, device_id device); with options from a new managed
+ * memory pool (cuMemPoolCreate: managed allocation type, which needs a
+ * CUDA 13 driver; location the preferred location, see
+ * strided_managed_pool_options), owned by the resource, in stream order.
+ * Host and device accessible and managed; device_id is the preferred
+ * device, -1 when the preferred location is not a device. The driver calls
+ * run in device's primary context.
+ *   device   the device whose context the resource uses
+ *   options  borrowed for the call; NULL for cuMemAllocManaged
+ *   out      out-parameter: the new resource with one reference
+ * Returns, in the order of the checks: STRIDED_ERR_INVALID_ARGUMENT for a
+ * NULL out; STRIDED_ERR_INVALID_ARGUMENT for a preferred_location_type
+ * that is none of the three ("'bogus' is not a valid
+ * ManagedMemoryLocationType. Must be None, 'device', 'host' or
+ * 'host_numa'") and for a preferred_location the type does not allow, with
+ * cuda.core's sentences: "preferred_location must be a device ordinal
+ * (>= 0), -1 for host, or None for no preference, got -2", "... (>= 0)
+ * when preferred_location_type is 'device', got None", "preferred_location
+ * must be None when preferred_location_type is 'host', got 0",
+ * "preferred_location must be a NUMA node ID (>= 0) or None when
+ * preferred_location_type is 'host_numa', got -1";
+ * STRIDED_ERR_OVERFLOW for a preferred_location beyond a C int;
+ * STRIDED_ERR_NO_CUDA_DRIVER; STRIDED_ERR_INVALID_ARGUMENT for a device,
+ * or a preferred device, that does not exist; STRIDED_ERR_UNSUPPORTED when
+ * "host_numa" without a node finds that device has no host NUMA node
+ * ("Cannot determine host NUMA ID for the current CUDA device. ...");
+ * STRIDED_ERR_CUDA for a failing driver call; STRIDED_ERR_OUT_OF_MEMORY. */
+STRIDED_API strided_status strided_managed_pool_resource_create(
+    int device, const strided_managed_pool_options *options,
+    strided_memory_resource **out);
+
+/* The memory pool behind a resource. */
+typedef struct strided_memory_pool_info {
+    void *handle; /* the CUmemoryPool; NULL when the resource allocates
+                     without a pool, and once it is closed */
+    bool owned;   /* the resource created the pool and destroys it (false
+                     once closed) */
+    strided_memory_location location; /* where the pool puts its memory (a
+                     managed pool: where it prefers it); NONE without a
+                     pool. Kept after closing. */
+} strided_memory_pool_info;
+
+/* mr's memory pool; user resources and resources that allocate without a
+ * pool have none (handle NULL, location NONE). mr must not be NULL. */
+STRIDED_API strided_memory_pool_info strided_memory_resource_pool(
+    const strided_memory_resource *mr);
+
+/* The attributes of a memory pool (cuMemPoolGetAttribute). */
+typedef struct strided_memory_pool_attributes {
+    bool reuse_follow_event_dependencies;
+    bool reuse_allow_opportunistic;
+    bool reuse_allow_internal_dependencies;
+    uint64_t release_threshold;    /* reserved bytes kept at a
+                                      synchronization */
+    uint64_t reserved_mem_current; /* bytes of backing memory */
+    uint64_t reserved_mem_high;    /* its high-water mark */
+    uint64_t used_mem_current;     /* bytes allocated and not freed */
+    uint64_t used_mem_high;        /* its high-water mark */
+} strided_memory_pool_attributes;
+
+/* Read the attributes of mr's pool, now, with the pool's device's primary
+ * context current.
+ *   mr   borrowed
+ *   out  out-parameter, untouched on failure
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL mr or out, and for a
+ * closed mr (the sentence of strided_memory_resource_close);
+ * STRIDED_ERR_UNSUPPORTED when mr has no pool ("the memory resource
+ * allocates without a memory pool"); STRIDED_ERR_CUDA for a failing driver
+ * call. */
+STRIDED_API strided_status strided_memory_resource_pool_attributes(
+    const strided_memory_resource *mr, strided_memory_pool_attributes *out);
+
+/* Close mr: every allocation from it from now on fails with
+ * STRIDED_ERR_INVALID_ARGUMENT and cuda.core's sentence for its kind
+ * ("DeviceMemoryResource has been closed"; PinnedMemoryResource,
+ * LegacyPinnedMemoryResource, ManagedMemoryResource, HostMemoryResource;
+ * "the memory resource has been closed" for user resources), and a pool mr
+ * owns is destroyed now (cuMemPoolDestroy; the driver frees its memory once
+ * the last allocation made from it is freed). Memory allocated before
+ * stays valid and is freed as usual, when its buffers let go; mr stays
+ * alive until its last reference goes. Closing a closed resource does
+ * nothing. Closing must not race with allocations from mr on other
+ * threads: one that began before may fail with the driver's error.
+ *   mr  borrowed; must not be NULL
+ * Returns STRIDED_OK, or STRIDED_ERR_CUDA when destroying the pool fails
+ * (mr is closed all the same, and the pool is left to the driver). */
+STRIDED_API strided_status strided_memory_resource_close(
+    strided_memory_resource *mr);
+
+/* Whether mr was closed. mr must not be NULL. */
+STRIDED_API bool strided_memory_resource_is_closed(
+    const strided_memory_resource *mr);
 
 /* Add a reference; returns mr. NULL is allowed and returned. */
 STRIDED_API strided_memory_resource *strided_memory_resource_retain(

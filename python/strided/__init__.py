@@ -5,13 +5,17 @@
 
 ``Buffer`` and the memory resources (``MemoryResource``, the interface, and
 the built-in ``HostMemoryResource``, ``PinnedMemoryResource``,
-``DeviceMemoryResource`` and ``ManagedMemoryResource``) match cuda.core's
-``Buffer`` and memory resources.
+``LegacyPinnedMemoryResource``, ``DeviceMemoryResource`` and
+``ManagedMemoryResource``, with ``DeviceMemoryResourceOptions``,
+``PinnedMemoryResourceOptions`` and ``ManagedMemoryResourceOptions``) match
+cuda.core's ``Buffer`` and memory resources.
 
 ``StridedMemoryView`` matches cuda.core's ``StridedMemoryView`` (DLPack,
 CUDA Array Interface and array-interface import, ``from_buffer`` in both of
 its forms, ``view``, DLPack and CUDA Array Interface export), and
-``args_viewable_as_strided_memory`` its decorator.
+``args_viewable_as_strided_memory`` its decorator. ``as_tensor_map`` makes a
+``TensorMapDescriptor`` of a view (``TensorMapDescriptorOptions`` and the
+``TensorMap*`` enumerations are cuda.core's).
 """
 
 from strided._strided import (
@@ -19,6 +23,7 @@ from strided._strided import (
     Buffer,
     DeviceMemoryResource,
     HostMemoryResource,
+    LegacyPinnedMemoryResource,
     ManagedMemoryResource,
     MemoryResource,
     PinnedMemoryResource,
@@ -29,19 +34,44 @@ from strided._strided import (
     copy_plan,
 )
 from strided._copy import CopyAllocatorOptions
+from strided._options import (
+    DeviceMemoryResourceOptions,
+    ManagedMemoryResourceOptions,
+    PinnedMemoryResourceOptions,
+)
 from strided._proxy import args_viewable_as_strided_memory
+from strided._tensor_map import (
+    TensorMapDataType,
+    TensorMapDescriptor,
+    TensorMapDescriptorOptions,
+    TensorMapInterleave,
+    TensorMapL2Promotion,
+    TensorMapOOBFill,
+    TensorMapSwizzle,
+)
 
 __all__ = [
     "MAX_NDIM",
     "Buffer",
     "CopyAllocatorOptions",
     "DeviceMemoryResource",
+    "DeviceMemoryResourceOptions",
     "HostMemoryResource",
+    "LegacyPinnedMemoryResource",
     "ManagedMemoryResource",
+    "ManagedMemoryResourceOptions",
     "MemoryResource",
     "PinnedMemoryResource",
+    "PinnedMemoryResourceOptions",
     "StridedLayout",
     "StridedMemoryView",
+    "TensorMapDataType",
+    "TensorMapDescriptor",
+    "TensorMapDescriptorOptions",
+    "TensorMapInterleave",
+    "TensorMapL2Promotion",
+    "TensorMapOOBFill",
+    "TensorMapSwizzle",
     "args_viewable_as_strided_memory",
     "copy_plan",
     "_StridedLayout",

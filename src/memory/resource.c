@@ -1,12 +1,17 @@
 /*
- * memory/resource.c: memory resources, user-defined and built in.
+ * memory/resource.c: memory resources, user-defined and built in, and the
+ * memory pools of the built-in CUDA resources.
  *
  * A resource is a reference-counted box around an ops table, its self
- * pointer and its properties. The built-ins are ordinary users of that box:
- * each has a static ops table and keeps its state in self.
+ * pointer, its properties and whether it is closed. The built-ins are
+ * ordinary users of that box: each has a static ops table and keeps its
+ * state in self, and a name (cuda.core's class name) for its messages.
  */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "cuda/driver.h"
 #include "memory/memory.h"
@@ -14,6 +19,7 @@
 
 struct strided_memory_resource {
     atomic_long refs;
+    atomic_bool closed;
     const strided_memory_resource_ops *ops;
     void *self;
     strided_memory_resource_props props;
@@ -38,6 +44,7 @@ static strided_status create_resource(const char *op,
         return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
                              "cannot allocate a memory resource");
     atomic_init(&mr->refs, 1);
+    atomic_init(&mr->closed, false);
     mr->ops = ops;
     mr->self = self;
     mr->props = *props;
@@ -83,11 +90,16 @@ void *strided_memory_resource_self(const strided_memory_resource *mr)
     return mr->builtin ? NULL : mr->self;
 }
 
+static const char *resource_name(const strided_memory_resource *mr);
+
 strided_status strided__resource_allocate(strided_memory_resource *mr,
                                           size_t size, void *stream,
                                           void **out_ptr)
 {
     const char *op = "alloc";
+    if (strided_memory_resource_is_closed(mr))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "%s has been closed",
+                             resource_name(mr));
     if (size > (size_t)INT64_MAX)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "cannot allocate %zu bytes: a buffer holds at most "
@@ -201,20 +213,28 @@ strided_status strided_host_resource_create(size_t alignment,
     return create_builtin(op, &host_ops, h, props, out);
 }
 
-/* The pinned, device and managed resources share one ops table; their state
- * says which they are, the device whose primary context their driver calls
- * run in, and the pool (device only). */
-typedef enum cuda_kind { PINNED, DEVICE, MANAGED } cuda_kind;
+/* The CUDA resources share one ops table; their state says how they
+ * allocate, the device whose primary context their driver calls run in, and
+ * the pool they allocate from, if any. */
+typedef enum cuda_kind {
+    PINNED,        /* cuMemHostAlloc */
+    LEGACY_PINNED, /* cuMemAllocHost */
+    MANAGED,       /* cuMemAllocManaged */
+    POOL           /* cuMemAllocFromPoolAsync from pool */
+} cuda_kind;
 
 typedef struct cuda_state {
     const strided__driver *cu;
     cuda_kind kind;
+    const char *name; /* cuda.core's class for this kind of memory */
     int device;
     CUmemoryPool pool;
+    bool owned; /* pool is the resource's own, not yet destroyed */
+    strided_memory_location location;
 } cuda_state;
 
-static strided_status cuda_state_new(const char *op, cuda_kind kind, int device,
-                                     cuda_state **out)
+static strided_status cuda_state_new(const char *op, cuda_kind kind, const char *name,
+                                     int device, cuda_state **out)
 {
     const strided__driver *cu;
     strided_status status = strided__cuda(op, &cu);
@@ -230,10 +250,7 @@ static strided_status cuda_state_new(const char *op, cuda_kind kind, int device,
     if (s == NULL)
         return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
                              "cannot allocate a memory resource");
-    s->cu = cu;
-    s->kind = kind;
-    s->device = device;
-    s->pool = NULL;
+    *s = (cuda_state){cu, kind, name, device, NULL, false, {STRIDED_LOCATION_NONE, -1}};
     *out = s;
     return STRIDED_OK;
 }
@@ -250,7 +267,9 @@ static strided_status cuda_alloc_here(const cuda_state *s, size_t size,
         return STRIDED_CUDA_CHECK(
             "alloc", cu->cuMemHostAlloc(out_ptr, size, CU_MEMHOSTALLOC_PORTABLE |
                                                            CU_MEMHOSTALLOC_DEVICEMAP));
-    case DEVICE:
+    case LEGACY_PINNED:
+        return STRIDED_CUDA_CHECK("alloc", cu->cuMemAllocHost(out_ptr, size));
+    case POOL:
         status = STRIDED_CUDA_CHECK(
             "alloc", cu->cuMemAllocFromPoolAsync(&p, size, s->pool, stream));
         break;
@@ -296,84 +315,438 @@ static void cuda_deallocate(void *self, void *ptr, size_t size, void *stream)
     if (ptr == NULL ||
         strided__context_enter("free", cu, s->device, &scope) != STRIDED_OK)
         return;
-    if (s->kind == DEVICE) {
+    if (s->kind == POOL) {
         cu->cuMemFreeAsync((CUdeviceptr)(uintptr_t)ptr, (CUstream)stream);
     } else {
         /* Not stream-ordered: wait for the work that may still use it. */
         cu->cuStreamSynchronize((CUstream)stream);
-        if (s->kind == PINNED)
-            cu->cuMemFreeHost(ptr);
-        else
+        if (s->kind == MANAGED)
             cu->cuMemFree((CUdeviceptr)(uintptr_t)ptr);
+        else
+            cu->cuMemFreeHost(ptr);
     }
     strided__context_leave(cu, &scope);
 }
 
-static const strided_memory_resource_ops cuda_ops = {
-    .allocate = cuda_allocate, .deallocate = cuda_deallocate, .destroy = free_state};
-
-strided_status strided_pinned_resource_create(strided_memory_resource **out)
+/* Destroy the pool the state owns, in its device's context. A pool still
+ * holding allocations goes once the last of them is freed (the driver
+ * defers it). */
+static strided_status destroy_pool(const char *op, cuda_state *s)
 {
-    const char *op = "pinned_resource_create";
-    if (out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
-    cuda_state *s = NULL;
-    strided_status status = cuda_state_new(op, PINNED, 0, &s);
+    strided__context_scope scope;
+    if (!s->owned)
+        return STRIDED_OK;
+    s->owned = false;
+    strided_status status = strided__context_enter(op, s->cu, s->device, &scope);
     if (status != STRIDED_OK)
         return status;
-    strided_memory_resource_props props = {true, true, false, -1, false};
+    status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolDestroy(s->pool));
+    strided__context_leave(s->cu, &scope);
+    return status;
+}
+
+static void cuda_destroy(void *self)
+{
+    (void)destroy_pool("free", self);
+    strided__free(self);
+}
+
+static const strided_memory_resource_ops cuda_ops = {
+    .allocate = cuda_allocate, .deallocate = cuda_deallocate, .destroy = cuda_destroy};
+
+/* Create a pool of the given kind at loc for the state, which then owns
+ * it. */
+static strided_status create_pool(const char *op, cuda_state *s, CUmemAllocationType type,
+                                  strided_memory_location loc, int64_t max_size)
+{
+    static const CUmemLocationType types[] = {
+        [STRIDED_LOCATION_NONE] = CU_MEM_LOCATION_TYPE_NONE,
+        [STRIDED_LOCATION_DEVICE] = CU_MEM_LOCATION_TYPE_DEVICE,
+        [STRIDED_LOCATION_HOST] = CU_MEM_LOCATION_TYPE_HOST,
+        [STRIDED_LOCATION_HOST_NUMA] = CU_MEM_LOCATION_TYPE_HOST_NUMA,
+    };
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = type;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.location.type = types[loc.type];
+    props.location.id = loc.id;
+    props.maxSize = (size_t)max_size;
+    strided__context_scope scope;
+    strided_status status = strided__context_enter(op, s->cu, s->device, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolCreate(&s->pool, &props));
+    strided__context_leave(s->cu, &scope);
+    if (status == STRIDED_OK) {
+        s->kind = POOL;
+        s->owned = true;
+        s->location = loc;
+    }
+    return status;
+}
+
+/* Wrap a CUDA state, destroying it (and its pool) when that fails. */
+static strided_status create_cuda(const char *op, cuda_state *s,
+                                  strided_memory_resource_props props,
+                                  strided_memory_resource **out)
+{
+    props.pooled = s->kind == POOL;
     return create_builtin(op, &cuda_ops, s, props, out);
 }
 
-strided_status strided_device_resource_create(int device,
-                                              strided_memory_resource **out)
+strided_status strided_pinned_resource_create(strided_memory_resource **out)
 {
-    const char *op = "device_resource_create";
+    return strided_pinned_pool_resource_create(NULL, out);
+}
+
+strided_status strided_legacy_pinned_resource_create(strided_memory_resource **out)
+{
+    const char *op = "legacy_pinned_resource_create";
     if (out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     cuda_state *s = NULL;
-    strided_status status = cuda_state_new(op, DEVICE, device, &s);
+    strided_status status =
+        cuda_state_new(op, LEGACY_PINNED, "LegacyPinnedMemoryResource", 0, &s);
+    if (status != STRIDED_OK)
+        return status;
+    strided_memory_resource_props props = {true, true, false, -1, false};
+    return create_cuda(op, s, props, out);
+}
+
+/* The rules both pool options with ipc_enabled and max_size share. */
+static strided_status check_pool_size(const char *op, bool ipc_enabled, int64_t max_size)
+{
+    if (ipc_enabled)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "IPC-enabled memory pools are not supported yet");
+    if (max_size < 0)
+        return strided__fail(STRIDED_ERR_OVERFLOW, op,
+                             "can't convert negative value to size_t: max_size is %lld",
+                             (long long)max_size);
+    return STRIDED_OK;
+}
+
+/* A location id must be one the driver's int holds. */
+static strided_status check_location_id(const char *op, const char *what, int64_t id)
+{
+    if (id > INT_MAX)
+        return strided__fail(STRIDED_ERR_OVERFLOW, op, "%s %lld does not fit in a C int",
+                             what, (long long)id);
+    return STRIDED_OK;
+}
+
+strided_status strided_pinned_pool_resource_create(const strided_pinned_pool_options *options,
+                                                   strided_memory_resource **out)
+{
+    const char *op = options != NULL ? "pinned_pool_resource_create" : "pinned_resource_create";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    strided_memory_location loc = {STRIDED_LOCATION_HOST, -1};
+    if (options != NULL) {
+        strided_status status = check_pool_size(op, options->ipc_enabled, options->max_size);
+        if (status == STRIDED_OK && options->has_numa_id && options->numa_id < 0)
+            status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                                   "numa_id must be >= 0, got %lld",
+                                   (long long)options->numa_id);
+        if (status == STRIDED_OK && options->has_numa_id)
+            status = check_location_id(op, "numa_id", options->numa_id);
+        if (status != STRIDED_OK)
+            return status;
+        if (options->has_numa_id)
+            loc = (strided_memory_location){STRIDED_LOCATION_HOST_NUMA, (int)options->numa_id};
+    }
+    cuda_state *s = NULL;
+    strided_status status = cuda_state_new(op, PINNED, "PinnedMemoryResource", 0, &s);
+    if (status == STRIDED_OK && options != NULL)
+        status = create_pool(op, s, CU_MEM_ALLOCATION_TYPE_PINNED, loc, options->max_size);
+    if (status != STRIDED_OK) {
+        strided__free(s);
+        return status;
+    }
+    strided_memory_resource_props props = {true, true, false, -1, false};
+    return create_cuda(op, s, props, out);
+}
+
+/* The device's current pool, its release threshold raised when it is 0 so
+ * that freed memory stays cached instead of going back to the system at
+ * every synchronization (cuda.core does the same). */
+static strided_status use_current_pool(const char *op, cuda_state *s, CUdevice dev)
+{
+    const strided__driver *cu = s->cu;
+    uint64_t threshold = 0;
+    strided_status status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGetMemPool(&s->pool, dev));
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(
+            op, cu->cuMemPoolGetAttribute(s->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                          &threshold));
+    if (status == STRIDED_OK && threshold == 0) {
+        threshold = UINT64_MAX;
+        status = STRIDED_CUDA_CHECK(
+            op, cu->cuMemPoolSetAttribute(s->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                          &threshold));
+    }
+    if (status == STRIDED_OK) {
+        s->kind = POOL;
+        s->location = (strided_memory_location){STRIDED_LOCATION_DEVICE, s->device};
+    }
+    return status;
+}
+
+strided_status strided_device_resource_create(int device, strided_memory_resource **out)
+{
+    return strided_device_pool_resource_create(device, NULL, out);
+}
+
+strided_status strided_device_pool_resource_create(int device,
+                                                   const strided_device_pool_options *options,
+                                                   strided_memory_resource **out)
+{
+    const char *op = options != NULL ? "device_pool_resource_create" : "device_resource_create";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    cuda_state *s = NULL;
+    strided_status status = cuda_state_new(op, POOL, "DeviceMemoryResource", device, &s);
     if (status != STRIDED_OK)
         return status;
     const strided__driver *cu = s->cu;
     CUdevice dev;
     int pools = 0;
-    status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGet(&dev, device));
+    if (options != NULL)
+        status = check_pool_size(op, options->ipc_enabled, options->max_size);
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGet(&dev, device));
     if (status == STRIDED_OK)
         status = STRIDED_CUDA_CHECK(
             op, cu->cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
                                          dev));
     if (status == STRIDED_OK && !pools)
         status = strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                               "device %d does not support memory pools",
-                               device);
-    if (status == STRIDED_OK)
-        status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGetMemPool(&s->pool, dev));
-    /* Keep freed memory cached in the pool instead of returning it to the
-     * system at every synchronization (cuda.core does the same). */
-    uint64_t threshold = UINT64_MAX;
-    if (status == STRIDED_OK)
-        status = STRIDED_CUDA_CHECK(
-            op, cu->cuMemPoolSetAttribute(s->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                                          &threshold));
+                               "device %d does not support memory pools", device);
+    if (status == STRIDED_OK && options == NULL)
+        status = use_current_pool(op, s, dev);
+    else if (status == STRIDED_OK)
+        status = create_pool(op, s, CU_MEM_ALLOCATION_TYPE_PINNED,
+                             (strided_memory_location){STRIDED_LOCATION_DEVICE, device},
+                             options->max_size);
     if (status != STRIDED_OK) {
-        free_state(s);
+        strided__free(s);
         return status;
     }
     strided_memory_resource_props props = {false, true, false, device, true};
-    return create_builtin(op, &cuda_ops, s, props, out);
+    return create_cuda(op, s, props, out);
 }
 
-strided_status strided_managed_resource_create(int device,
-                                               strided_memory_resource **out)
+strided_status strided_managed_resource_create(int device, strided_memory_resource **out)
 {
-    const char *op = "managed_resource_create";
+    return strided_managed_pool_resource_create(device, NULL, out);
+}
+
+/* The preferred location that options ask for, by cuda.core's rules;
+ * host_numa without a node is left as HOST_NUMA -1, for the device to say
+ * (it needs the driver). */
+static strided_status preferred_location(const char *op,
+                                         const strided_managed_pool_options *o,
+                                         strided_memory_location *out)
+{
+    const char *type = o->preferred_location_type;
+    bool given = o->has_preferred_location;
+    long long v = o->preferred_location;
+    char got[32] = "None";
+    if (given)
+        snprintf(got, sizeof got, "%lld", v);
+    strided_memory_location loc = {STRIDED_LOCATION_NONE, -1};
+    if (type == NULL) {
+        if (given && v < -1)
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                                 "preferred_location must be a device ordinal (>= 0), -1 "
+                                 "for host, or None for no preference, got %s",
+                                 got);
+        if (given && v == -1)
+            loc.type = STRIDED_LOCATION_HOST;
+        else if (given)
+            loc.type = STRIDED_LOCATION_DEVICE;
+    } else if (strcmp(type, "device") == 0) {
+        if (!given || v < 0)
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                                 "preferred_location must be a device ordinal (>= 0) when "
+                                 "preferred_location_type is 'device', got %s",
+                                 got);
+        loc.type = STRIDED_LOCATION_DEVICE;
+    } else if (strcmp(type, "host") == 0) {
+        if (given)
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                                 "preferred_location must be None when "
+                                 "preferred_location_type is 'host', got %s",
+                                 got);
+        loc.type = STRIDED_LOCATION_HOST;
+    } else if (strcmp(type, "host_numa") == 0) {
+        if (given && v < 0)
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                                 "preferred_location must be a NUMA node ID (>= 0) or None "
+                                 "when preferred_location_type is 'host_numa', got %s",
+                                 got);
+        loc.type = STRIDED_LOCATION_HOST_NUMA;
+    } else {
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "'%s' is not a valid ManagedMemoryLocationType. Must be None, "
+                             "'device', 'host' or 'host_numa'",
+                             type);
+    }
+    if (loc.type == STRIDED_LOCATION_DEVICE || (given && loc.type == STRIDED_LOCATION_HOST_NUMA)) {
+        strided_status status = check_location_id(op, "preferred_location", v);
+        if (status != STRIDED_OK)
+            return status;
+        loc.id = (int)v;
+    }
+    *out = loc;
+    return STRIDED_OK;
+}
+
+/* Settle what needs the driver: a preferred device must exist, and
+ * host_numa without a node takes the one closest to the state's device. */
+static strided_status resolve_location(const char *op, const cuda_state *s,
+                                       strided_memory_location *loc)
+{
+    const strided__driver *cu = s->cu;
+    strided__context_scope scope;
+    strided_status status = STRIDED_OK;
+    if (loc->type == STRIDED_LOCATION_DEVICE) {
+        /* Entering the preferred device's context validates it. */
+        status = strided__context_enter(op, cu, loc->id, &scope);
+        if (status == STRIDED_OK)
+            strided__context_leave(cu, &scope);
+    } else if (loc->type == STRIDED_LOCATION_HOST_NUMA && loc->id < 0) {
+        CUdevice dev;
+        int node = -1;
+        status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGet(&dev, s->device));
+        if (status == STRIDED_OK)
+            status = STRIDED_CUDA_CHECK(
+                op, cu->cuDeviceGetAttribute(&node, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, dev));
+        if (status == STRIDED_OK && node < 0)
+            status = strided__fail(
+                STRIDED_ERR_UNSUPPORTED, op,
+                "Cannot determine host NUMA ID for the current CUDA device. The system may "
+                "not support NUMA, or no CUDA context is active. Set preferred_location to "
+                "an explicit NUMA node ID or call Device.set_current() first.: device %d "
+                "has no host NUMA node",
+                s->device);
+        if (status == STRIDED_OK)
+            loc->id = node;
+    }
+    return status;
+}
+
+strided_status strided_managed_pool_resource_create(int device,
+                                                    const strided_managed_pool_options *options,
+                                                    strided_memory_resource **out)
+{
+    const char *op =
+        options != NULL ? "managed_pool_resource_create" : "managed_resource_create";
     if (out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    strided_memory_location loc = {STRIDED_LOCATION_NONE, -1};
+    strided_status status = STRIDED_OK;
+    if (options != NULL && (status = preferred_location(op, options, &loc)) != STRIDED_OK)
+        return status;
     cuda_state *s = NULL;
-    strided_status status = cuda_state_new(op, MANAGED, device, &s);
+    status = cuda_state_new(op, MANAGED, "ManagedMemoryResource", device, &s);
     if (status != STRIDED_OK)
         return status;
-    strided_memory_resource_props props = {true, true, true, device, false};
-    return create_builtin(op, &cuda_ops, s, props, out);
+    if (options != NULL)
+        status = resolve_location(op, s, &loc);
+    if (status == STRIDED_OK && options != NULL)
+        status = create_pool(op, s, CU_MEM_ALLOCATION_TYPE_MANAGED, loc, 0);
+    if (status != STRIDED_OK) {
+        strided__free(s);
+        return status;
+    }
+    int device_id = options == NULL                        ? device
+                    : loc.type == STRIDED_LOCATION_DEVICE ? loc.id
+                                                           : -1;
+    strided_memory_resource_props props = {true, true, true, device_id, false};
+    return create_cuda(op, s, props, out);
+}
+
+static const char *resource_name(const strided_memory_resource *mr)
+{
+    if (mr->ops == &cuda_ops)
+        return ((const cuda_state *)mr->self)->name;
+    return mr->ops == &host_ops ? "HostMemoryResource" : "the memory resource";
+}
+
+/* The CUDA state of a built-in CUDA resource; NULL for the others. */
+static cuda_state *cuda_state_of(const strided_memory_resource *mr)
+{
+    return mr->ops == &cuda_ops ? mr->self : NULL;
+}
+
+strided_memory_pool_info strided_memory_resource_pool(const strided_memory_resource *mr)
+{
+    const cuda_state *s = cuda_state_of(mr);
+    strided_memory_pool_info info = {NULL, false, {STRIDED_LOCATION_NONE, -1}};
+    if (s == NULL || s->kind != POOL)
+        return info;
+    info.location = s->location;
+    if (!strided_memory_resource_is_closed(mr)) {
+        info.handle = s->pool;
+        info.owned = s->owned;
+    }
+    return info;
+}
+
+strided_status strided_memory_resource_pool_attributes(const strided_memory_resource *mr,
+                                                       strided_memory_pool_attributes *out)
+{
+    const char *op = "pool_attributes";
+    if (mr == NULL || out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "mr and out are required");
+    if (strided_memory_resource_is_closed(mr))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "%s has been closed",
+                             resource_name(mr));
+    const cuda_state *s = cuda_state_of(mr);
+    if (s == NULL || s->kind != POOL)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "the memory resource allocates without a memory pool");
+    static const CUmemPool_attribute flags[] = {
+        CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES,
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+    };
+    static const CUmemPool_attribute sizes[] = {
+        CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+        CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+        CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+    };
+    int flag[3] = {0, 0, 0};
+    cuuint64_t size[5] = {0, 0, 0, 0, 0};
+    strided__context_scope scope;
+    strided_status status = strided__context_enter(op, s->cu, s->device, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    for (size_t i = 0; i < 3 && status == STRIDED_OK; i++)
+        status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolGetAttribute(s->pool, flags[i],
+                                                                     &flag[i]));
+    for (size_t i = 0; i < 5 && status == STRIDED_OK; i++)
+        status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolGetAttribute(s->pool, sizes[i],
+                                                                     &size[i]));
+    strided__context_leave(s->cu, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    *out = (strided_memory_pool_attributes){flag[0] != 0, flag[1] != 0, flag[2] != 0,
+                                            size[0], size[1], size[2], size[3], size[4]};
+    return STRIDED_OK;
+}
+
+strided_status strided_memory_resource_close(strided_memory_resource *mr)
+{
+    if (atomic_exchange(&mr->closed, true))
+        return STRIDED_OK;
+    cuda_state *s = cuda_state_of(mr);
+    return s != NULL ? destroy_pool("close", s) : STRIDED_OK;
+}
+
+bool strided_memory_resource_is_closed(const strided_memory_resource *mr)
+{
+    return atomic_load(&mr->closed);
 }
