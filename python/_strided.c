@@ -130,27 +130,12 @@ static PyObject *module_copy_plan(PyObject *module, PyObject *const *args, Py_ss
     return result;
 }
 
-/* strided._strided._exchange_protocol(obj): "dlpack" or "cai", the protocol
- * from_any_interface would use for obj; BufferError when it speaks
- * neither. */
-static PyObject *module_exchange_protocol(PyObject *module, PyObject *obj)
-{
-    (void)module;
-    int protocol = strided_py_exchange_protocol(obj);
-    if (protocol < 0)
-        return NULL;
-    return PyUnicode_FromString(protocol ? "dlpack" : "cai");
-}
-
 static PyMethodDef module_functions[] = {
     {"copy_plan", (PyCFunction)(void (*)(void))module_copy_plan, METH_FASTCALL,
      "copy_plan(dst, src)\n--\n\nThe plan of a copy of src into dst (StridedLayouts or "
      "StridedMemoryViews): a dict with the kernel's name ('nothing', 'contiguous', "
      "'rows', 'transpose', 'broadcast', 'gather'), the normalised shape and strides in "
      "elements, the offsets and the itemsize."},
-    {"_exchange_protocol", (PyCFunction)module_exchange_protocol, METH_O,
-     "_exchange_protocol(obj)\n--\n\n'dlpack' or 'cai': the protocol "
-     "StridedMemoryView.from_any_interface uses for obj (BufferError for neither)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -3,7 +3,8 @@
  * view_type.c (the type, its properties, from_buffer, view() and lifetime),
  * view_import.c (from_dlpack, the array interfaces, from_any_interface, the
  * torch fast path), view_export.c (__dlpack__, __dlpack_device__ and the
- * two interface dicts) and view_copy.c (copy_from, copy_to).
+ * two interface dicts), dlpack_exchange.c (the DLPack C exchange API) and
+ * view_copy.c (copy_from, copy_to).
  *
  * A view object holds one strided_view (and with it one reference to the C
  * buffer), the Python object that exported the memory, and what it has
@@ -17,8 +18,9 @@
  * once, when the last view, derived view, wrapper Buffer or exported tensor
  * lets go); the consumed capsule is renamed and loses its destructor. An
  * interface or torch import wraps the producer's memory with a release
- * callback that holds a reference to the exporting object, dropped once,
- * when the memory's last holder lets go. An exported tensor holds its own
+ * callback that holds a reference to the exporting object (for an
+ * interface, to it and the dict, which may own the memory: NumPy scalars'
+ * does), dropped once, when the memory's last holder lets go. An exported tensor holds its own
  * reference to the C buffer, not to the view object.
  *
  * Where the C buffer's release holds a Python object (an interface or torch
@@ -80,18 +82,40 @@ PyObject *strided_py_view_from_cai(PyObject *cls, PyObject *const *args, Py_ssiz
 PyObject *strided_py_view_from_any(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                    PyObject *kwnames);
 PyObject *strided_py_view_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs);
-/* The exchange protocol obj speaks: 1 for DLPack, 0 for the CUDA Array
- * Interface; -1 with BufferError when neither, or another exception. */
+/* The exchange protocols from_any_interface takes, in the order it tries
+ * them. */
+enum {
+    STRIDED_PY_PROTOCOL_CAI = 0,    /* __cuda_array_interface__ */
+    STRIDED_PY_PROTOCOL_DLPACK = 1, /* __dlpack__ and __dlpack_device__ */
+    STRIDED_PY_PROTOCOL_ARRAY = 2   /* __array_interface__ (host memory) */
+};
+/* The exchange protocol obj speaks, the first of DLPack, the CUDA Array
+ * Interface and the array interface it has (an STRIDED_PY_PROTOCOL_...); -1
+ * with BufferError when none, or another exception. */
 int strided_py_exchange_protocol(PyObject *obj);
+/* StridedMemoryView._exchange_protocol(obj): "dlpack", "cai" or "array",
+ * the protocol from_any_interface takes for obj (the decorator's proxies
+ * ask it). */
+PyObject *strided_py_view_exchange_protocol(PyObject *cls, PyObject *obj);
 /* Intern the names the imports call. -1 with an exception set. */
 int strided_py_init_view_import(void);
 
-/* view_export.c */
+/* view_export.c. The two exports of the exchange API below check the
+ * element type as __dlpack__ does; -1 with an exception set (BufferError
+ * for a view that cannot be exported). */
+int strided_py_view_export_versioned(strided_py_view *self,
+                                     strided_dl_managed_tensor_versioned **out);
+int strided_py_view_export_dl_tensor(strided_py_view *self, strided_dl_tensor *out);
 PyObject *strided_py_view_dunder_dlpack(strided_py_view *self, PyObject *const *args,
                                         Py_ssize_t nargs, PyObject *kwnames);
 PyObject *strided_py_view_dunder_dlpack_device(strided_py_view *self, PyObject *unused);
 PyObject *strided_py_view_array_interface(strided_py_view *self, void *closure);
 PyObject *strided_py_view_cuda_array_interface(strided_py_view *self, void *closure);
+
+/* dlpack_exchange.c: set the DLPack C exchange API capsule as type's
+ * __dlpack_c_exchange_api__ and __c_dlpack_exchange_api__. -1 with an
+ * exception set. */
+int strided_py_add_dlpack_exchange_api(PyTypeObject *type);
 
 /* view_copy.c */
 PyObject *strided_py_view_copy_from(strided_py_view *self, PyObject *const *args,

@@ -1,8 +1,10 @@
 /*
- * view_export.c: StridedMemoryView's exports: __dlpack__ and
- * __dlpack_device__, and the two interface dicts (__array_interface__,
- * __cuda_array_interface__). libstrided builds the DLPack tensor and
- * decides the stream and element-type rules.
+ * view_export.c: StridedMemoryView's exports: __dlpack__ (with its
+ * dl_device and copy arguments) and __dlpack_device__, the tensors of the
+ * DLPack C exchange API (dlpack_exchange.c), and the two interface dicts
+ * (__array_interface__, __cuda_array_interface__). libstrided builds the
+ * DLPack tensor and decides the stream, device, copy and element-type
+ * rules; a copy runs on its copy engine.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -27,7 +29,10 @@ static void export_capsule_destructor(PyObject *capsule)
 
 /* The element-type rule of a DLPack export, for a view whose numpy dtype
  * was given (a view with only a DLPack type exports as it is): libstrided
- * decides from what the dtype is (structured, byte order, DLPack type). */
+ * decides from what the dtype is (structured, byte order, DLPack type).
+ * Every export goes through here: a view re-typed with a dtype that has no
+ * DLPack type keeps its former DLPack type underneath, which must never
+ * reach a consumer. */
 static int check_export_dtype(strided_py_view *self)
 {
     if (self->dtype == NULL)
@@ -37,6 +42,60 @@ static int check_export_dtype(strided_py_view *self)
         return -1;
     strided_status status = strided_typestr_check_dlpack_export(&t);
     return status == STRIDED_OK ? 0 : (strided_py_raise_at(status, STRIDED_PY_DLPACK), -1);
+}
+
+int strided_py_view_export_versioned(strided_py_view *self,
+                                     strided_dl_managed_tensor_versioned **out)
+{
+    if (check_export_dtype(self) < 0)
+        return -1;
+    strided_status status = strided_view_export_dlpack(&self->view, out);
+    return status == STRIDED_OK ? 0 : (strided_py_raise_at(status, STRIDED_PY_DLPACK), -1);
+}
+
+int strided_py_view_export_dl_tensor(strided_py_view *self, strided_dl_tensor *out)
+{
+    if (check_export_dtype(self) < 0)
+        return -1;
+    strided_status status = strided_view_export_dl_tensor(&self->view, out);
+    return status == STRIDED_OK ? 0 : (strided_py_raise_at(status, STRIDED_PY_DLPACK), -1);
+}
+
+/* An int argument of __dlpack__ as an int64, clamped: libstrided refuses
+ * what is out of range. -1 with TypeError for a non-integer. */
+static int clamped_int64(PyObject *obj, int64_t *out)
+{
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *out = overflow > 0 ? INT64_MAX : overflow < 0 ? INT64_MIN : v;
+    return 0;
+}
+
+/* dl_device: None (*given false), or a (device_type, device_id) tuple of
+ * ints. -1 with BufferError for anything else. */
+static int dl_device_of(PyObject *obj, bool *given, int64_t *type, int64_t *id)
+{
+    *given = obj != NULL && obj != Py_None;
+    if (!*given)
+        return 0;
+    bool ok = PyTuple_Check(obj) && PyTuple_GET_SIZE(obj) == 2;
+    for (Py_ssize_t i = 0; ok && i < 2; i++) {
+        PyObject *item = PyTuple_GET_ITEM(obj, i);
+        ok = PyLong_Check(item) && !PyBool_Check(item);
+    }
+    if (!ok) {
+        PyErr_Format(PyExc_BufferError,
+                     "dl_device must be None or a (device_type, device_id) tuple of ints, "
+                     "got %R",
+                     obj);
+        return -1;
+    }
+    return clamped_int64(PyTuple_GET_ITEM(obj, 0), type) < 0 ||
+                   clamped_int64(PyTuple_GET_ITEM(obj, 1), id) < 0
+               ? -1
+               : 0;
 }
 
 static const char *const dlpack_names[] = {"stream", "max_version", "dl_device", "copy",
@@ -52,38 +111,35 @@ PyObject *strided_py_view_dunder_dlpack(strided_py_view *self, PyObject *const *
                             nargs);
     if (strided_py_bind_args("__dlpack__", args, nargs, kwnames, dlpack_names, 0, a) < 0)
         return NULL;
-    /* The stream is checked by DLPack's rules (libstrided decides), then
-     * has nothing to order: a view has no work of its own in flight. */
-    if (a[0] != NULL && a[0] != Py_None) {
+    /* The stream is checked by DLPack's rules (libstrided decides); a view
+     * has no work of its own in flight, so only a copy uses it. */
+    bool stream_given = a[0] != NULL && a[0] != Py_None;
+    long long stream = 0;
+    if (stream_given) {
         if (PyBool_Check(a[0]) || !PyLong_Check(a[0])) {
             PyErr_Format(PyExc_BufferError, "__dlpack__: stream must be an int or None, got %.200s",
                          Py_TYPE(a[0])->tp_name);
             return NULL;
         }
         int overflow = 0;
-        long long stream = PyLong_AsLongLongAndOverflow(a[0], &overflow);
+        stream = PyLong_AsLongLongAndOverflow(a[0], &overflow);
         if (stream == -1 && PyErr_Occurred())
             return NULL;
         if (overflow != 0) {
             PyErr_Format(PyExc_BufferError, "__dlpack__: stream=%R is not a stream handle", a[0]);
             return NULL;
         }
-        strided_status status = strided_view_check_dlpack_stream(&self->view, true, stream);
-        if (status != STRIDED_OK)
-            return strided_py_raise_at(status, STRIDED_PY_DLPACK);
     }
-    if (a[2] != NULL && a[2] != Py_None) {
-        PyErr_SetString(PyExc_BufferError, "Sorry, not supported: dl_device other than None");
+    bool device_given;
+    int64_t device_type = 0, device_id = 0;
+    if (dl_device_of(a[2], &device_given, &device_type, &device_id) < 0)
         return NULL;
-    }
+    strided_dlpack_copy copy = STRIDED_DLPACK_COPY_IF_NEEDED;
     if (a[3] != NULL && a[3] != Py_None) {
-        int copy = PyObject_IsTrue(a[3]);
-        if (copy < 0)
+        int truth = PyObject_IsTrue(a[3]);
+        if (truth < 0)
             return NULL;
-        if (copy) {
-            PyErr_SetString(PyExc_BufferError, "Sorry, not supported: copy=True");
-            return NULL;
-        }
+        copy = truth ? STRIDED_DLPACK_COPY_ALWAYS : STRIDED_DLPACK_COPY_NEVER;
     }
     bool versioned = false;
     PyObject *mv = a[1];
@@ -105,26 +161,33 @@ PyObject *strided_py_view_dunder_dlpack(strided_py_view *self, PyObject *const *
         }
         versioned = major >= 1;
     }
+    strided_dlpack_export_request request;
+    strided_status status = strided_dlpack_export_request_make(&self->view, stream_given, stream,
+                                                               device_given, device_type, device_id,
+                                                               copy, &request);
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_DLPACK);
     if (check_export_dtype(self) < 0)
         return NULL;
-    strided_status status;
-    PyObject *capsule;
-    if (versioned) {
-        strided_dl_managed_tensor_versioned *m = NULL;
-        status = strided_view_export_dlpack(&self->view, &m);
-        if (status != STRIDED_OK)
-            return strided_py_raise_at(status, STRIDED_PY_DLPACK);
-        capsule = PyCapsule_New(m, STRIDED_DLPACK_CAPSULE_VERSIONED, export_capsule_destructor);
-        if (capsule == NULL)
-            m->deleter(m);
+    void *m = NULL;
+    /* A copy may wait for a device; nothing in it calls Python. */
+    if (request.copy) {
+        Py_BEGIN_ALLOW_THREADS
+        status = strided_view_export_dlpack_as(&self->view, &request, versioned, &m);
+        Py_END_ALLOW_THREADS
     } else {
-        strided_dl_managed_tensor *m = NULL;
-        status = strided_view_export_dlpack_legacy(&self->view, &m);
-        if (status != STRIDED_OK)
-            return strided_py_raise_at(status, STRIDED_PY_DLPACK);
-        capsule = PyCapsule_New(m, STRIDED_DLPACK_CAPSULE, export_capsule_destructor);
-        if (capsule == NULL)
-            m->deleter(m);
+        status = strided_view_export_dlpack_as(&self->view, &request, versioned, &m);
+    }
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_DLPACK);
+    PyObject *capsule =
+        PyCapsule_New(m, versioned ? STRIDED_DLPACK_CAPSULE_VERSIONED : STRIDED_DLPACK_CAPSULE,
+                      export_capsule_destructor);
+    if (capsule == NULL) {
+        if (versioned)
+            ((strided_dl_managed_tensor_versioned *)m)->deleter(m);
+        else
+            ((strided_dl_managed_tensor *)m)->deleter(m);
     }
     return capsule;
 }

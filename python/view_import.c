@@ -1,7 +1,8 @@
 /*
  * view_import.c: StridedMemoryView's imports: from_dlpack (with the torch
  * fast path), from_array_interface, from_cuda_array_interface,
- * from_any_interface and the deprecated constructor. Each reads the
+ * from_any_interface (DLPack, else the CUDA Array Interface, else the array
+ * interface) and the deprecated constructor. Each reads the
  * producer's Python objects into C values and hands them to libstrided,
  * which applies the exchange rules (strided/view.h, strided/interface.h,
  * strided/stream.h).
@@ -43,8 +44,9 @@ int strided_py_init_view_import(void)
     return 0;
 }
 
-/* The release callback of interface and torch imports: the exporting
- * object, kept alive while the memory is in use. May run on any thread. */
+/* The release callback of interface and torch imports: the context (the
+ * exporting object, or a tuple of it and its interface dict) kept alive
+ * while the memory is in use. May run on any thread. */
 static void release_exporter(void *context, void *ptr, size_t size)
 {
     (void)ptr;
@@ -56,15 +58,16 @@ static void release_exporter(void *context, void *ptr, size_t size)
     }
 }
 
-/* The view object of an import whose memory holds a reference to obj
- * (release_exporter): v is taken over, and a new hold tells the collector
- * of that hidden reference (hold.c). */
-static PyObject *exporter_view_new(strided_view *v, PyObject *obj, PyObject *dtype)
+/* The view object of an import of obj whose memory holds a reference to
+ * kept (release_exporter's context: obj, or obj with what else it keeps):
+ * v is taken over, and a new hold tells the collector of that hidden
+ * reference (hold.c). */
+static PyObject *exporter_view_new(strided_view *v, PyObject *obj, PyObject *kept, PyObject *dtype)
 {
     strided_py_view *self = strided_py_view_new(v, obj, NULL, NULL, dtype);
     if (self == NULL)
         return NULL;
-    return strided_py_view_joined_new(self, strided_py_hold_new(self->view.buffer, obj));
+    return strided_py_view_joined_new(self, strided_py_hold_new(self->view.buffer, kept));
 }
 
 /* A stream_ptr argument (not None) as libstrided reads it. -1 with an
@@ -168,7 +171,7 @@ static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
         strided_py_raise(status);
         return 1;
     }
-    *result = exporter_view_new(&v, t, NULL);
+    *result = exporter_view_new(&v, t, t, NULL);
     return 1;
 }
 
@@ -501,10 +504,15 @@ static PyObject *import_interface(PyObject *obj, strided_interface_kind kind,
         goto done;
     strided_view v;
     strided_typestr t;
-    /* The memory holds obj from here on: the import releases it on
+    /* The dict may own the memory (a NumPy scalar's holds the array it
+     * made, as '__ref'), so the memory keeps it as well as obj. */
+    PyObject *kept = PyTuple_Pack(2, obj, d);
+    if (kept == NULL)
+        goto done;
+    /* The memory holds them from here on: the import releases them on
      * failure, the view's last holder otherwise. */
-    strided_status status = strided_view_import_interface(
-        &r.desc, have_consumer ? &consumer : NULL, release_exporter, Py_NewRef(obj), &v, &t);
+    strided_status status = strided_view_import_interface(&r.desc, have_consumer ? &consumer : NULL,
+                                                          release_exporter, kept, &v, &t);
     if (status != STRIDED_OK) {
         strided_py_raise_at(status, STRIDED_PY_INTERFACE);
         goto done;
@@ -512,7 +520,7 @@ static PyObject *import_interface(PyObject *obj, strided_interface_kind kind,
     /* A type without a DLPack one is numpy's alone: keep its dtype. */
     PyObject *dtype = t.has_dtype ? NULL : strided_py_typestr_dtype(r.typestr);
     if (t.has_dtype || dtype != NULL)
-        result = exporter_view_new(&v, obj, dtype);
+        result = exporter_view_new(&v, obj, kept, dtype);
     else
         strided_py_release_buffer(v.buffer);
     Py_XDECREF(dtype);
@@ -561,25 +569,40 @@ int strided_py_exchange_protocol(PyObject *obj)
     if (dlpack > 0)
         dlpack = has_attr(obj, name_dlpack_device);
     if (dlpack != 0)
-        return dlpack;
+        return dlpack < 0 ? -1 : STRIDED_PY_PROTOCOL_DLPACK;
     int cai = has_attr(obj, name_cai);
-    if (cai > 0)
-        return 0;
-    if (cai == 0)
-        PyErr_SetString(PyExc_BufferError,
-                        "the input object does not support any data exchange protocol");
+    if (cai != 0)
+        return cai < 0 ? -1 : STRIDED_PY_PROTOCOL_CAI;
+    int array = has_attr(obj, name_ai);
+    if (array != 0)
+        return array < 0 ? -1 : STRIDED_PY_PROTOCOL_ARRAY;
+    PyErr_SetString(PyExc_BufferError,
+                    "the input object does not support any data exchange protocol");
     return -1;
 }
 
-/* from_dlpack or from_cuda_array_interface, by the protocol obj speaks. */
+PyObject *strided_py_view_exchange_protocol(PyObject *cls, PyObject *obj)
+{
+    (void)cls;
+    static const char *const names[] = {"cai", "dlpack", "array"};
+    int protocol = strided_py_exchange_protocol(obj);
+    return protocol < 0 ? NULL : PyUnicode_FromString(names[protocol]);
+}
+
+/* from_dlpack, from_cuda_array_interface or from_array_interface, by the
+ * protocol obj speaks. The array interface describes host memory, which
+ * orders nothing: stream_ptr, when given, is only checked. */
 static PyObject *from_any(PyObject *cls, PyObject *obj, PyObject *stream_ptr)
 {
     PyObject *call[2] = {obj, stream_ptr};
+    strided_consumer_stream unused;
     switch (strided_py_exchange_protocol(obj)) {
-    case 1:
-        return strided_py_view_from_dlpack(cls, call, 2, NULL);
-    case 0:
-        return strided_py_view_from_cai(cls, call, 2, NULL);
+    case STRIDED_PY_PROTOCOL_DLPACK: return strided_py_view_from_dlpack(cls, call, 2, NULL);
+    case STRIDED_PY_PROTOCOL_CAI: return strided_py_view_from_cai(cls, call, 2, NULL);
+    case STRIDED_PY_PROTOCOL_ARRAY:
+        if (stream_ptr != Py_None && consumer_stream(stream_ptr, &unused) < 0)
+            return NULL;
+        return strided_py_view_from_array_interface(cls, obj);
     default:
         return NULL;
     }

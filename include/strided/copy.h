@@ -159,6 +159,27 @@ STRIDED_API strided_status strided_view_copy_ex(const strided_view *dst,
                                                 unsigned flags,
                                                 const strided_copy_temporaries *temporaries);
 
+/* Export a view through DLPack as request says (from
+ * strided_dlpack_export_request_make for this view): as
+ * strided_view_export_dlpack (or _legacy) naming request->device when no
+ * copy is asked for, else a copy of the view, dense in C order, in new
+ * memory of the kind request->device names, made by this module's copy
+ * engine (strided_view_copy_ex): on the host when request->host_copy, on
+ * request->stream otherwise, blocking when request->blocking. The tensor
+ * then holds the only reference to the new memory, is writable, and a
+ * versioned one is flagged STRIDED_DLPACK_FLAG_IS_COPIED.
+ *   versioned  out is a strided_dl_managed_tensor_versioned ** (true) or a
+ *              strided_dl_managed_tensor ** (false)
+ *   out        out-parameter: the tensor, owned by the caller (call its
+ *              deleter); written on success only
+ * Returns the refusals of strided_view_export_dlpack for the view,
+ * STRIDED_ERR_INVALID_ARGUMENT for a NULL request, the errors of the
+ * allocation (as strided_dlpack_tensor_alloc's) and of strided_view_copy_ex,
+ * after which nothing is left allocated. */
+STRIDED_API strided_status strided_view_export_dlpack_as(const strided_view *view,
+                                                         const strided_dlpack_export_request *request,
+                                                         bool versioned, void **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,12 +6,15 @@
  *
  * The structs match DLPack's DLDevice, DLDataType, DLTensor,
  * DLManagedTensor, DLPackVersion and DLManagedTensorVersioned field for field,
- * so pointers to them pass to and from any DLPack producer or consumer. The
- * names carry strided's prefix, so this header and dlpack.h can be included
- * together.
+ * so pointers to them pass to and from any DLPack producer or consumer; so
+ * do DLPackExchangeAPI and the function types of its table (the C exchange
+ * API of DLPack 1.3, at the end). The names carry strided's prefix, so this
+ * header and dlpack.h can be included together.
  *
  * Ownership (DLPack's rules): whoever holds a managed tensor calls its
  * deleter exactly once when done (the deleter may be NULL: nothing to free).
+ * An exchange API table belongs to its producer and lives as long as the
+ * process.
  * A consumer must not read a versioned tensor's fields other than version,
  * manager_ctx and deleter when the major version is not
  * STRIDED_DLPACK_MAJOR_VERSION.
@@ -132,6 +135,77 @@ typedef struct strided_dl_managed_tensor_versioned {
     uint64_t flags;
     strided_dl_tensor dl_tensor;
 } strided_dl_managed_tensor_versioned;
+
+/* The DLPack C exchange API (DLPack 1.3): a table of C functions a Python
+ * array type shares with consumers through a PyCapsule named
+ * STRIDED_DLPACK_EXCHANGE_API_CAPSULE, set as its type's
+ * __dlpack_c_exchange_api__ attribute, so that they exchange tensors
+ * without calling __dlpack__. The table lives as long as the process. A
+ * consumer checks header.version.major before it reads anything past the
+ * header, and may walk header.prev_api for an older major version it
+ * knows. The functions return 0 on success and -1 on failure; each
+ * declaration below says how a failure is reported. None of them orders
+ * work between streams: the consumer asks current_work_stream where the
+ * producer's work runs and uses that stream. */
+#define STRIDED_DLPACK_EXCHANGE_API_CAPSULE "dlpack_exchange_api"
+
+/* How the allocator reports a failure without the Python API: kind names
+ * the Python exception a Python caller would raise ("BufferError",
+ * "MemoryError", ...) and message says why; both are NUL-terminated and
+ * borrowed for the call. error_ctx is the allocator's own argument. */
+typedef void (*strided_dlpack_set_error_fn)(void *error_ctx, const char *kind, const char *message);
+
+/* DLPackManagedTensorAllocator: make a new managed tensor, owned by the
+ * caller, of the dtype, ndim, shape and device of prototype (its other
+ * fields are not read). On failure set_error is called exactly once and
+ * -1 returned. */
+typedef int (*strided_dlpack_allocator_fn)(strided_dl_tensor *prototype,
+                                           strided_dl_managed_tensor_versioned **out,
+                                           void *error_ctx, strided_dlpack_set_error_fn set_error);
+
+/* DLPackManagedTensorFromPyObjectNoSync: export py_object (a PyObject * of
+ * the type the table came from) as a managed tensor the caller owns. -1
+ * with a Python exception set on failure (BufferError when the object
+ * cannot be described). */
+typedef int (*strided_dlpack_from_py_object_fn)(void *py_object,
+                                                strided_dl_managed_tensor_versioned **out);
+
+/* DLPackManagedTensorToPyObjectNoSync: make a Python object of the
+ * producer's type (a new reference in *out_py_object) from tensor, whose
+ * ownership it takes. -1 with a Python exception set on failure. */
+typedef int (*strided_dlpack_to_py_object_fn)(strided_dl_managed_tensor_versioned *tensor,
+                                              void **out_py_object);
+
+/* DLPackDLTensorFromPyObjectNoSync: describe py_object in *out without
+ * taking anything: data, shape and strides stay the producer's and are
+ * valid only until control returns to Python. -1 with a Python exception
+ * set on failure. May be NULL in a table. */
+typedef int (*strided_dlpack_dltensor_from_py_object_fn)(void *py_object, strided_dl_tensor *out);
+
+/* DLPackCurrentWorkStream: the stream (a CUstream for CUDA) on which the
+ * producer queues its work on a device; NULL for the CPU, where nothing
+ * needs ordering. device_type is a strided_device_type (DLDeviceType). -1
+ * with a Python exception set on failure. */
+typedef int (*strided_dlpack_current_work_stream_fn)(int32_t device_type, int32_t device_id,
+                                                     void **out_current_stream);
+
+/* DLPackExchangeAPIHeader: the part that stays the same across versions. */
+typedef struct strided_dlpack_exchange_api_header {
+    strided_dl_version version;                          /* the DLPack version of the table */
+    struct strided_dlpack_exchange_api_header *prev_api; /* an older table, or
+                                                            NULL */
+} strided_dlpack_exchange_api_header;
+
+/* DLPackExchangeAPI: the table, field for field. Only
+ * dltensor_from_py_object_no_sync may be NULL. */
+typedef struct strided_dlpack_exchange_api {
+    strided_dlpack_exchange_api_header header;
+    strided_dlpack_allocator_fn managed_tensor_allocator;
+    strided_dlpack_from_py_object_fn managed_tensor_from_py_object_no_sync;
+    strided_dlpack_to_py_object_fn managed_tensor_to_py_object_no_sync;
+    strided_dlpack_dltensor_from_py_object_fn dltensor_from_py_object_no_sync;
+    strided_dlpack_current_work_stream_fn current_work_stream;
+} strided_dlpack_exchange_api;
 
 #ifdef __cplusplus
 }

@@ -24,4 +24,40 @@ strided_status strided__view_wrap_made(const char *op, void *element0,
                                        strided_release_fn release, void *context,
                                        strided_view *out);
 
+/* The copy an export by copy makes: every element of src into dst (new
+ * memory, dense in C order, of src's shape and dtype), as request says
+ * (host_copy, blocking, stream). The view layer cannot copy: the caller of
+ * strided__view_export_dlpack_ex hands it the copy engine
+ * (strided_view_export_dlpack_as of strided/copy.h passes strided_view_copy_ex). Returns STRIDED_OK, or a
+ * failure with the thread's message set. */
+typedef strided_status (*strided__dlpack_copy_fn)(void *context, const strided_view *dst,
+                                                 const strided_view *src,
+                                                 const strided_dlpack_export_request *request);
+
+/* Export a view as a request says, as a versioned tensor (versioned true:
+ * out is a strided_dl_managed_tensor_versioned **) or a legacy one (a
+ * strided_dl_managed_tensor **).
+ * Without a copy it is strided_view_export_dlpack (or _legacy) of the view,
+ * naming request->device. With one: new memory of the kind request->device
+ * names (as strided_dlpack_tensor_alloc; managed memory belongs to the
+ * view's home device, or device 0), allocated on request->stream, which
+ * also becomes the stream it is freed on; a view of it dense in C order
+ * with the view's dtype; copy(context, that view, view, request); and that
+ * view's export. The tensor then holds the only reference to the new
+ * memory (its deleter frees it), is writable, and a versioned one's flags
+ * are STRIDED_DLPACK_FLAG_IS_COPIED.
+ *   request  from strided_dlpack_export_request_make for this view
+ *   copy     the copy engine; required when request->copy
+ *   context  passed to copy
+ *   out      out-parameter: the tensor, owned by the caller (written on
+ *            success only)
+ * Returns first what strided_view_export_dlpack returns for the view (its
+ * refusals), then STRIDED_ERR_INVALID_ARGUMENT for a NULL request, or a
+ * NULL copy when request->copy; the errors of the allocation (as
+ * strided_dlpack_tensor_alloc) and what copy returns, after which nothing
+ * is left allocated. */
+strided_status strided__view_export_dlpack_ex(
+    const strided_view *view, const strided_dlpack_export_request *request, bool versioned,
+    strided__dlpack_copy_fn copy, void *context, void **out);
+
 #endif

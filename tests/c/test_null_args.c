@@ -60,6 +60,12 @@ typedef union outputs {
     strided_dl_managed_tensor *legacy;
     strided_typestr typestr;
     strided_copy_plan plan;
+    strided_consumer_stream consumer;
+    strided_dlpack_request request;
+    strided_dlpack_export_request export_request;
+    strided_dtype dtype;
+    strided_device device;
+    strided_dl_tensor dl_tensor;
     float data[6];
     struct {
         char text[64];
@@ -320,6 +326,30 @@ static void fixture_release(fixture *f)
       "export_dlpack_legacy", 0, strided_view_export_dlpack_legacy(&f->v, NULL))             \
     X(check_dlpack_stream_view, "strided_view_check_dlpack_stream", "view", "__dlpack__", 0, \
       strided_view_check_dlpack_stream(NULL, true, -1))                                      \
+    X(check_itemsize_layout, "strided_view_check_itemsize", "layout", "view", 0,             \
+      strided_view_check_itemsize(NULL, 4))                                                  \
+    X(dlpack_request_out, "strided_dlpack_request_make", "out", "from_dlpack", 0,            \
+      strided_dlpack_request_make(1, 0, true, -1, NULL))                                     \
+    X(import_dlpack_checked_managed, "strided_view_import_dlpack_checked", "managed",        \
+      "import_dlpack", 0, strided_view_import_dlpack_checked(NULL, true, NULL, &o->view))    \
+    X(import_dlpack_checked_out, "strided_view_import_dlpack_checked", "out",                \
+      "import_dlpack", 1, strided_view_import_dlpack_checked(&f->tensor, true, NULL, NULL))  \
+    X(export_request_view, "strided_dlpack_export_request_make", "view", "__dlpack__", 0,    \
+      strided_dlpack_export_request_make(NULL, false, 0, false, 0, 0, 0, &o->export_request)) \
+    X(export_request_out, "strided_dlpack_export_request_make", "out", "__dlpack__", 0,      \
+      strided_dlpack_export_request_make(&f->v, false, 0, false, 0, 0, 0, NULL))             \
+    X(export_dl_tensor_view, "strided_view_export_dl_tensor", "view", "export_dlpack", 0,    \
+      strided_view_export_dl_tensor(NULL, &o->dl_tensor))                                    \
+    X(export_dl_tensor_out, "strided_view_export_dl_tensor", "out", "export_dlpack", 0,      \
+      strided_view_export_dl_tensor(&f->v, NULL))                                            \
+    X(buffer_dlpack_device_out, "strided_buffer_dlpack_device", "out", "dlpack", 0,          \
+      strided_buffer_dlpack_device(f->b, NULL))                                              \
+    /* strided/interface.h */                                                                \
+    X(import_interface_desc, "strided_view_import_interface", "desc", "interface", 0,        \
+      strided_view_import_interface(NULL, NULL, NULL, NULL, &o->view, NULL))                 \
+    /* strided/stream.h */                                                                   \
+    X(consumer_stream_out, "strided_consumer_stream_parse", "out", "stream_ptr", 0,          \
+      strided_consumer_stream_parse(false, 5, NULL))                                         \
     /* strided/dlpack.h */                                                                   \
     X(dtype_itemsize_out, "strided_dtype_itemsize", "out", "dtype_itemsize", 0,              \
       strided_dtype_itemsize(f32, NULL))                                                     \
@@ -327,6 +357,16 @@ static void fixture_release(fixture *f)
       strided_typestr_parse(NULL, 0, &o->typestr))                                           \
     X(typestr_parse_out, "strided_typestr_parse", "out", "typestr", 0,                       \
       strided_typestr_parse("<f4", 0, NULL))                                                 \
+    X(dtype_parse_name, "strided_dtype_parse", "name", "dtype_parse", 0,                     \
+      strided_dtype_parse(NULL, &o->dtype))                                                  \
+    X(dtype_parse_out, "strided_dtype_parse", "out", "dtype_parse", 0,                       \
+      strided_dtype_parse("int8", NULL))                                                     \
+    X(dtype_from_numpy_str, "strided_dtype_from_numpy", "typestr", "typestr", 0,             \
+      strided_dtype_from_numpy(NULL, "int8", 0, &o->typestr))                                \
+    X(dtype_from_numpy_out, "strided_dtype_from_numpy", "out", "typestr", 0,                 \
+      strided_dtype_from_numpy("|i1", "int8", 0, NULL))                                      \
+    X(check_dlpack_export_t, "strided_typestr_check_dlpack_export", "type", "__dlpack__", 0, \
+      strided_typestr_check_dlpack_export(NULL))                                             \
     /* strided/copy.h */                                                                     \
     X(copy_plan_make_dst, "strided_copy_plan_make", "dst", "copy", 0,                        \
       strided_copy_plan_make(NULL, &f->l, &o->plan))                                         \

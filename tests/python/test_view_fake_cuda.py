@@ -679,7 +679,8 @@ def test_from_any_interface_numpy_takes_dlpack():
     assert v.exporting_obj is a
     assert (v.ptr, v.shape, v.strides, v.dtype) == (d.ptr, d.shape, d.strides, d.dtype)
     assert v.device_id == -1 and not v.is_device_accessible
-    with pytest.raises(BufferError, match=r"^stream=None is ambiguous with view\(\)$"):
+    with pytest.raises(BufferError, match=r"^stream=None is ambiguous with view\(\); for host "
+                                          r"memory pass stream_ptr=-1$"):
         StridedMemoryView.from_any_interface(a)
 
 

@@ -155,7 +155,9 @@ def test_stream_rules():
         out["bad"] = error(lambda: SMV.from_dlpack(t, stream_ptr=-7))
         out["zero"] = describe(SMV.from_dlpack(t, stream_ptr=0))
     """)
-    assert out["none"] == ["BufferError", "stream=None is ambiguous with view()"]
+    assert out["none"] == ["BufferError",
+                           "stream=None is ambiguous with view(); for host memory pass "
+                           "stream_ptr=-1"]
     assert out["bad"][0] == "ValueError"
     assert out["zero"]["device_id"] == -1
 
