@@ -87,12 +87,12 @@ static void die(const char *what)
 struct row {
     char id[16];
     char what[64];
-    const char *kernel;   /* the plan's kernel, or NULL */
-    const char *skipped;  /* why not measured, or NULL */
-    double ns, ns_min;    /* per call: median and fastest loop */
-    double enqueue_ns;    /* pipelined device rows: the NONBLOCKING calls; else 0 */
-    long calls;           /* per timed loop */
-    const char *checked;  /* copy rows: "yes", "WRONG" or why not checked */
+    const char *kernel;  /* the plan's kernel, or NULL */
+    const char *skipped; /* why not measured, or NULL */
+    double ns, ns_min;   /* per call: median and fastest loop */
+    double enqueue_ns;   /* pipelined device rows: the NONBLOCKING calls; else 0 */
+    long calls;          /* per timed loop */
+    const char *checked; /* copy rows: "yes", "WRONG" or why not checked */
 };
 
 static struct row rows[MAX_ROWS];
@@ -125,8 +125,8 @@ static void print_row(const struct row *r)
         printf("%-12s %-52s %-10s skipped: %s\n", r->id, r->what, r->kernel ? r->kernel : "",
                r->skipped);
     } else {
-        printf("%-12s %-52s %-10s %10.1f %10.1f", r->id, r->what, r->kernel ? r->kernel : "",
-               r->ns, r->ns_min);
+        printf("%-12s %-52s %-10s %10.1f %10.1f", r->id, r->what, r->kernel ? r->kernel : "", r->ns,
+               r->ns_min);
         if (r->enqueue_ns > 0)
             printf(" %10.1f", r->enqueue_ns);
         else
@@ -263,8 +263,8 @@ static void planning_rows(void)
                 die("strided_copy_plan_make");
             const char *kernel = strided_copy_kernel_name(plan.kernel);
             char id[16], what[64];
-            snprintf(what, sizeof what, "%d-d %s, extent %lld (plan ndim %d)", ndim,
-                     kind_names[k], (long long)sizes[s].extent, plan.ndim);
+            snprintf(what, sizeof what, "%d-d %s, extent %lld (plan ndim %d)", ndim, kind_names[k],
+                     (long long)sizes[s].extent, plan.ndim);
             snprintf(id, sizeof id, "P%d%c", ndim, "trg"[k]);
             if (wanted(id)) {
                 struct row *r = add_row(id, what, kernel);
@@ -536,8 +536,9 @@ static void context_rows(const strided__driver *cu)
         const char *id = current ? "X-ctx-cur" : "X-ctx-none";
         if (!wanted(id))
             continue;
-        struct row *r = add_row(id, current ? "context enter+leave, already current"
-                                            : "context enter+leave, none current",
+        struct row *r = add_row(id,
+                                current ? "context enter+leave, already current"
+                                        : "context enter+leave, none current",
                                 NULL);
         strided__context_scope outer = {NULL, false};
         if (current && strided__context_enter("bench", cu, 0, &outer) != STRIDED_OK)
@@ -595,8 +596,7 @@ static void device_rows(void)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char id[16];
         bool any = false;
-        static const char *const suffixes[] = {"-first", "-pipe", "-pipe-cur", "-run",
-                                               "-block"};
+        static const char *const suffixes[] = {"-first", "-pipe", "-pipe-cur", "-run", "-block"};
         for (int m = 0; m < 5; m++) {
             snprintf(id, sizeof id, "%s%s", cases[k].id, suffixes[m]);
             any = any || wanted(id);
@@ -681,8 +681,7 @@ static void device_rows(void)
                 r->checked = "no (STRIDED_CUDA_DRIVER: a fake runs no kernels)";
             } else {
                 blocking_copy(&hout, &dflat, "device to host");
-                bool ok = n > 0 ? transposed(out, in, n)
-                                : memcmp(out, in, (size_t)count * 4) == 0;
+                bool ok = n > 0 ? transposed(out, in, n) : memcmp(out, in, (size_t)count * 4) == 0;
                 r->checked = ok ? "yes" : "WRONG";
                 wrong = wrong || !ok;
             }
@@ -757,8 +756,10 @@ static int write_json(const char *path)
     free(text);
     return fclose(f) == 0;
 #else
-    fprintf(stderr, "bench_copy_overhead: built without cJSON (Debian: libcjson-dev), "
-                    "cannot write %s\n", path);
+    fprintf(stderr,
+            "bench_copy_overhead: built without cJSON (Debian: libcjson-dev), "
+            "cannot write %s\n",
+            path);
     return 0;
 #endif
 }
@@ -774,12 +775,9 @@ static void usage(const char *argv0)
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"repeat", required_argument, NULL, 'r'},
-        {"min-ms", required_argument, NULL, 'm'},
-        {"calls", required_argument, NULL, 'c'},
-        {"only", required_argument, NULL, 'o'},
-        {"json", required_argument, NULL, 'j'},
-        {NULL, 0, NULL, 0},
+        {"repeat", required_argument, NULL, 'r'}, {"min-ms", required_argument, NULL, 'm'},
+        {"calls", required_argument, NULL, 'c'},  {"only", required_argument, NULL, 'o'},
+        {"json", required_argument, NULL, 'j'},   {NULL, 0, NULL, 0},
     };
     const char *json = NULL;
     int opt;
@@ -803,8 +801,8 @@ int main(int argc, char **argv)
     if (json != NULL)
         return write_json(json) ? 0 : 2;
 #endif
-    printf("%-12s %-52s %-10s %10s %10s %10s %8s\n", "id", "case", "kernel", "ns/call",
-           "min", "enqueue", "calls");
+    printf("%-12s %-52s %-10s %10s %10s %10s %8s\n", "id", "case", "kernel", "ns/call", "min",
+           "enqueue", "calls");
     planning_rows();
     host_rows();
     device_rows();

@@ -62,16 +62,16 @@ static const struct case_spec specs[] = {
 struct bench_case {
     int ndim;
     int64_t shape[MAX_BENCH_NDIM];
-    int64_t strides[MAX_BENCH_NDIM];      /* C strides of shape */
+    int64_t strides[MAX_BENCH_NDIM]; /* C strides of shape */
     int reshape_ndim;
     int64_t reshape[MAX_BENCH_NDIM];
-    int reverse[MAX_BENCH_NDIM];          /* ndim-1, ..., 0 */
-    strided_index slices[MAX_BENCH_NDIM]; /* [1:, ::2, 1:, ::2, ...] */
+    int reverse[MAX_BENCH_NDIM];           /* ndim-1, ..., 0 */
+    strided_index slices[MAX_BENCH_NDIM];  /* [1:, ::2, 1:, ::2, ...] */
     int64_t broadcast[MAX_BENCH_NDIM + 1]; /* (7,) + shape */
-    strided_layout dense;      /* shape, C strides given explicitly */
-    strided_layout permuted;   /* dense with its axes reversed */
-    strided_layout sliced;     /* dense[slices] */
-    strided_layout squeezable; /* shape with every odd axis 1, C strides */
+    strided_layout dense;                  /* shape, C strides given explicitly */
+    strided_layout permuted;               /* dense with its axes reversed */
+    strided_layout sliced;                 /* dense[slices] */
+    strided_layout squeezable;             /* shape with every odd axis 1, C strides */
 };
 
 /* Tell the compiler that *p is read and that memory may have changed, so
@@ -96,8 +96,7 @@ static long op_construct(const struct bench_case *c, long iters)
     strided_layout out;
     long failed = 0;
     for (long i = 0; i < iters; i++) {
-        failed += strided_layout_init(&out, c->ndim, c->shape, c->strides,
-                                      ITEMSIZE) != STRIDED_OK;
+        failed += strided_layout_init(&out, c->ndim, c->shape, c->strides, ITEMSIZE) != STRIDED_OK;
         consume(&out);
     }
     return failed;
@@ -108,8 +107,7 @@ static long op_dense(const struct bench_case *c, long iters)
     strided_layout out;
     long failed = 0;
     for (long i = 0; i < iters; i++) {
-        failed += strided_layout_init_dense(&out, c->ndim, c->shape, ITEMSIZE,
-                                            STRIDED_ORDER_C, 0,
+        failed += strided_layout_init_dense(&out, c->ndim, c->shape, ITEMSIZE, STRIDED_ORDER_C, 0,
                                             NULL) != STRIDED_OK;
         consume(&out);
     }
@@ -121,8 +119,7 @@ static long op_permute(const struct bench_case *c, long iters)
     strided_layout out;
     long failed = 0;
     for (long i = 0; i < iters; i++) {
-        failed += strided_layout_permute(&c->dense, c->ndim, c->reverse,
-                                         &out) != STRIDED_OK;
+        failed += strided_layout_permute(&c->dense, c->ndim, c->reverse, &out) != STRIDED_OK;
         consume(&out);
     }
     return failed;
@@ -133,8 +130,8 @@ static long op_reshape(const struct bench_case *c, long iters)
     strided_layout out;
     long failed = 0;
     for (long i = 0; i < iters; i++) {
-        failed += strided_layout_reshape(&c->dense, c->reshape_ndim,
-                                         c->reshape, &out) != STRIDED_OK;
+        failed += strided_layout_reshape(&c->dense, c->reshape_ndim, c->reshape, &out) !=
+                  STRIDED_OK;
         consume(&out);
     }
     return failed;
@@ -145,8 +142,7 @@ static long op_slice(const struct bench_case *c, long iters)
     strided_layout out;
     long failed = 0;
     for (long i = 0; i < iters; i++) {
-        failed += strided_layout_slice(&c->dense, c->ndim, c->slices,
-                                       &out) != STRIDED_OK;
+        failed += strided_layout_slice(&c->dense, c->ndim, c->slices, &out) != STRIDED_OK;
         consume(&out);
     }
     return failed;
@@ -179,8 +175,8 @@ static long op_broadcast(const struct bench_case *c, long iters)
     strided_layout out;
     long failed = 0;
     for (long i = 0; i < iters; i++) {
-        failed += strided_layout_broadcast(&c->dense, c->ndim + 1,
-                                           c->broadcast, &out) != STRIDED_OK;
+        failed += strided_layout_broadcast(&c->dense, c->ndim + 1, c->broadcast, &out) !=
+                  STRIDED_OK;
         consume(&out);
     }
     return failed;
@@ -191,8 +187,8 @@ static long op_to_dense(const struct bench_case *c, long iters)
     strided_layout out;
     long failed = 0;
     for (long i = 0; i < iters; i++) {
-        failed += strided_layout_to_dense(&c->permuted, STRIDED_ORDER_C, 0,
-                                          NULL, &out) != STRIDED_OK;
+        failed += strided_layout_to_dense(&c->permuted, STRIDED_ORDER_C, 0, NULL, &out) !=
+                  STRIDED_OK;
         consume(&out);
     }
     return failed;
@@ -203,8 +199,7 @@ static long op_required_size(const struct bench_case *c, long iters)
     int64_t size;
     long failed = 0;
     for (long i = 0; i < iters; i++) {
-        failed += strided_layout_required_size_in_bytes(&c->sliced,
-                                                        &size) != STRIDED_OK;
+        failed += strided_layout_required_size_in_bytes(&c->sliced, &size) != STRIDED_OK;
         consume(&size);
     }
     return failed;
@@ -214,23 +209,17 @@ static const struct op {
     const char *name;
     op_fn fn;
 } ops[] = {
-    {"construct", op_construct},
-    {"dense", op_dense},
-    {"permute", op_permute},
-    {"reshape", op_reshape},
-    {"slice", op_slice},
-    {"squeeze", op_squeeze},
-    {"flatten", op_flatten},
-    {"broadcast", op_broadcast},
-    {"to_dense", op_to_dense},
-    {"required_size", op_required_size},
+    {"construct", op_construct}, {"dense", op_dense},
+    {"permute", op_permute},     {"reshape", op_reshape},
+    {"slice", op_slice},         {"squeeze", op_squeeze},
+    {"flatten", op_flatten},     {"broadcast", op_broadcast},
+    {"to_dense", op_to_dense},   {"required_size", op_required_size},
 };
 
 /* Report the calling thread's last library error and exit. */
 static void fail(const char *what, int ndim)
 {
-    fprintf(stderr, "bench_layout: %s at ndim %d failed: %s\n", what, ndim,
-            strided_last_error());
+    fprintf(stderr, "bench_layout: %s at ndim %d failed: %s\n", what, ndim, strided_last_error());
     exit(1);
 }
 
@@ -257,8 +246,7 @@ static void case_init(struct bench_case *c, const struct case_spec *spec)
         c->broadcast[k + 1] = c->shape[k];
         if (k % 2 == 0) {
             /* 1: (start given, stop omitted) has no helper. */
-            strided_index from_one = {STRIDED_INDEX_SLICE, true, false,
-                                      1, 0, 1};
+            strided_index from_one = {STRIDED_INDEX_SLICE, true, false, 1, 0, 1};
             c->slices[k] = from_one;
         } else {
             c->slices[k] = strided_index_all(2);
@@ -270,17 +258,14 @@ static void case_init(struct bench_case *c, const struct case_spec *spec)
         s *= squeeze_shape[k];
     }
 
-    if (strided_layout_init(&c->dense, n, c->shape, c->strides,
-                            ITEMSIZE) != STRIDED_OK)
+    if (strided_layout_init(&c->dense, n, c->shape, c->strides, ITEMSIZE) != STRIDED_OK)
         fail("construct", n);
-    if (strided_layout_permute(&c->dense, n, c->reverse,
-                               &c->permuted) != STRIDED_OK)
+    if (strided_layout_permute(&c->dense, n, c->reverse, &c->permuted) != STRIDED_OK)
         fail("permute", n);
-    if (strided_layout_slice(&c->dense, n, c->slices,
-                             &c->sliced) != STRIDED_OK)
+    if (strided_layout_slice(&c->dense, n, c->slices, &c->sliced) != STRIDED_OK)
         fail("slice", n);
-    if (strided_layout_init(&c->squeezable, n, squeeze_shape, squeeze_strides,
-                            ITEMSIZE) != STRIDED_OK)
+    if (strided_layout_init(&c->squeezable, n, squeeze_shape, squeeze_strides, ITEMSIZE) !=
+        STRIDED_OK)
         fail("construct", n);
 }
 
@@ -289,15 +274,14 @@ static void print_case(const struct bench_case *c)
     char text[4][512];
     strided_layout reshaped;
 
-    if (strided_layout_reshape(&c->dense, c->reshape_ndim, c->reshape,
-                               &reshaped) != STRIDED_OK)
+    if (strided_layout_reshape(&c->dense, c->reshape_ndim, c->reshape, &reshaped) != STRIDED_OK)
         fail("reshape", c->ndim);
     strided_layout_format(&c->dense, text[0], sizeof text[0]);
     strided_layout_format(&c->squeezable, text[1], sizeof text[1]);
     strided_layout_format(&c->sliced, text[2], sizeof text[2]);
     strided_layout_format(&reshaped, text[3], sizeof text[3]);
-    printf("# case: ndim=%d dense=%s squeezable=%s sliced=%s reshaped=%s\n",
-           c->ndim, text[0], text[1], text[2], text[3]);
+    printf("# case: ndim=%d dense=%s squeezable=%s sliced=%s reshaped=%s\n", c->ndim, text[0],
+           text[1], text[2], text[3]);
 }
 
 static int compare_double(const void *a, const void *b)
@@ -360,20 +344,13 @@ int main(int argc, char **argv)
 
     while ((opt = getopt(argc, argv, "t:r:")) != -1) {
         switch (opt) {
-        case 't':
-            min_ms = strtol(optarg, NULL, 10);
-            break;
-        case 'r':
-            repeats = (int)strtol(optarg, NULL, 10);
-            break;
-        default:
-            fprintf(stderr, "usage: %s [-t min_ms] [-r repeats]\n", argv[0]);
-            return 2;
+        case 't': min_ms = strtol(optarg, NULL, 10); break;
+        case 'r': repeats = (int)strtol(optarg, NULL, 10); break;
+        default: fprintf(stderr, "usage: %s [-t min_ms] [-r repeats]\n", argv[0]); return 2;
         }
     }
     if (min_ms < 1 || repeats < 1 || repeats > MAX_REPEATS) {
-        fprintf(stderr, "bench_layout: need -t >= 1 and 1 <= -r <= %d\n",
-                MAX_REPEATS);
+        fprintf(stderr, "bench_layout: need -t >= 1 and 1 <= -r <= %d\n", MAX_REPEATS);
         return 2;
     }
 
@@ -383,7 +360,8 @@ int main(int argc, char **argv)
     printf("# compiler: gcc %s\n", __VERSION__);
 #endif
     printf("# method: median of %d loops of >= %ld ms each, ns per call; "
-           "the loops of all measurements alternate\n", repeats, min_ms);
+           "the loops of all measurements alternate\n",
+           repeats, min_ms);
     printf("# itemsize: %d\n", ITEMSIZE);
     for (size_t i = 0; i < NCASES; i++) {
         case_init(&cases[i], &specs[i]);
@@ -409,14 +387,11 @@ int main(int argc, char **argv)
 
     for (size_t k = 0; k < nruns; k++) {
         struct measurement *m = &runs[k];
-        qsort(m->per_call, (size_t)repeats, sizeof m->per_call[0],
-              compare_double);
-        printf("c,%s,%d,%.2f\n", m->op->name, m->c->ndim,
-               m->per_call[repeats / 2]);
+        qsort(m->per_call, (size_t)repeats, sizeof m->per_call[0], compare_double);
+        printf("c,%s,%d,%.2f\n", m->op->name, m->c->ndim, m->per_call[repeats / 2]);
     }
     /* The best loop too, for readers who prefer it on a noisy machine. */
     for (size_t k = 0; k < nruns; k++)
-        printf("c_min,%s,%d,%.2f\n", runs[k].op->name, runs[k].c->ndim,
-               runs[k].per_call[0]);
+        printf("c_min,%s,%d,%.2f\n", runs[k].op->name, runs[k].c->ndim, runs[k].per_call[0]);
     return 0;
 }

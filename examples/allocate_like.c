@@ -15,8 +15,7 @@
 static void check(strided_status status)
 {
     if (status != STRIDED_OK) {
-        fprintf(stderr, "error %s: %s\n", strided_status_name(status),
-                strided_last_error());
+        fprintf(stderr, "error %s: %s\n", strided_status_name(status), strided_last_error());
         exit(1);
     }
 }
@@ -56,9 +55,9 @@ int main(void)
 
     strided_memory_info info = strided_buffer_memory_info(view.buffer);
     strided_dtype_format(view.dtype, text, sizeof text);
-    printf("view on %s: %p, dtype %s, DLPack device (%d, %d), device id %d\n",
-           where, strided_view_ptr(&view), text, view.device.device_type,
-           view.device.device_id, info.device_id);
+    printf("view on %s: %p, dtype %s, DLPack device (%d, %d), device id %d\n", where,
+           strided_view_ptr(&view), text, view.device.device_type, view.device.device_id,
+           info.device_id);
     strided_view_release(&view);
     return 0;
 }

@@ -14,8 +14,7 @@
 static void check(strided_status status)
 {
     if (status != STRIDED_OK) {
-        fprintf(stderr, "error %s: %s\n", strided_status_name(status),
-                strided_last_error());
+        fprintf(stderr, "error %s: %s\n", strided_status_name(status), strided_last_error());
         exit(1);
     }
 }
@@ -27,9 +26,8 @@ static void show(const char *what, const strided_layout *l)
     check(strided_layout_format_grid(l, text, sizeof text, &n));
     int64_t size;
     check(strided_layout_required_size_in_bytes(l, &size));
-    printf("%s\n%s\n  volume %lld, dense %s, unique %s, needs %lld bytes\n\n",
-           what, text, (long long)strided_layout_volume(l),
-           strided_layout_is_dense(l) ? "yes" : "no",
+    printf("%s\n%s\n  volume %lld, dense %s, unique %s, needs %lld bytes\n\n", what, text,
+           (long long)strided_layout_volume(l), strided_layout_is_dense(l) ? "yes" : "no",
            strided_layout_is_unique(l) ? "yes" : "no", (long long)size);
 }
 
@@ -46,8 +44,7 @@ int main(void)
     check(strided_layout_permute(&a, 2, swap, &t));
     show("a.T = permute (1,0)", &t);
 
-    const strided_index rows_reversed[] = {strided_index_all(-1),
-                                           strided_index_slice(1, 5, 2)};
+    const strided_index rows_reversed[] = {strided_index_all(-1), strided_index_slice(1, 5, 2)};
     check(strided_layout_slice(&a, 2, rows_reversed, &s));
     show("a[::-1, 1:5:2]: a negative step moves the slice offset", &s);
 
@@ -58,8 +55,7 @@ int main(void)
     /* The transpose cannot be reshaped to (2,12) without a copy: the
      * library says why, and leaves r as it was. */
     strided_status status = strided_layout_reshape(&t, 2, new_shape, &r);
-    printf("a.T.reshape(2,12): %s\n  %s\n\n", strided_status_name(status),
-           strided_last_error());
+    printf("a.T.reshape(2,12): %s\n  %s\n\n", strided_status_name(status), strided_last_error());
 
     strided_layout d;
     check(strided_layout_to_dense(&s, STRIDED_ORDER_KEEP, 0, NULL, &d));

@@ -67,7 +67,8 @@ static inline void fuzz_i128_text(fuzz_i128 v, char *buf, size_t size)
     }
     char digits[64];
     int n = 0;
-    unsigned __int128 m = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+    unsigned __int128 m = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v
+                                : (unsigned __int128)v;
     do {
         digits[n++] = (char)('0' + (int)(m % 10));
         m /= 10;
@@ -97,8 +98,8 @@ static inline const char *fuzz_show(const strided_layout *l, fuzz_text *t)
             k += (size_t)snprintf(t->s + k, cap - k, "%s%" PRId64, i ? "," : "", rows[r][i]);
         k += (size_t)snprintf(t->s + k, cap - k, n == 1 ? ",)" : ")");
     }
-    snprintf(t->s + k, cap - k, "%+" PRId64 " ndim=%d itemsize=%d%s", l->slice_offset,
-             (int)l->ndim, (int)l->itemsize, l->implicit_strides ? " implicit" : "");
+    snprintf(t->s + k, cap - k, "%+" PRId64 " ndim=%d itemsize=%d%s", l->slice_offset, (int)l->ndim,
+             (int)l->itemsize, l->implicit_strides ? " implicit" : "");
     return t->s;
 }
 
@@ -130,10 +131,10 @@ static inline void fuzz_trace(const char *what)
 }
 
 /* Check a rule; on a break, report it (printf-style details) and abort. */
-#define FUZZ_REQUIRE(cond, ...)                                              \
-    do {                                                                     \
-        if (!(cond))                                                         \
-            fuzz_finding(__FILE__, __LINE__, #cond, __VA_ARGS__);            \
+#define FUZZ_REQUIRE(cond, ...)                                   \
+    do {                                                          \
+        if (!(cond))                                              \
+            fuzz_finding(__FILE__, __LINE__, #cond, __VA_ARGS__); \
     } while (0)
 
 /* A set of statuses, one bit each. The expected outcome of a call is the
@@ -162,29 +163,30 @@ static inline void fuzz_mark_error(void)
  * set expected: a success must be expected (empty set), a failure must be
  * one of the statuses expected, must have left the output bytes equal to
  * their copy before the call, and must have set a message of its own. */
-static inline void fuzz_check_outcome(const char *op, strided_status status,
-                                      fuzz_statuses expected, const void *out,
-                                      const void *before, size_t size,
+static inline void fuzz_check_outcome(const char *op, strided_status status, fuzz_statuses expected,
+                                      const void *out, const void *before, size_t size,
                                       const char *context)
 {
     if (status == STRIDED_OK) {
-        FUZZ_REQUIRE(expected == 0, "%s succeeded, but its arguments break a rule "
-                     "(expected statuses 0x%x): %s", op, expected, context);
+        FUZZ_REQUIRE(expected == 0,
+                     "%s succeeded, but its arguments break a rule "
+                     "(expected statuses 0x%x): %s",
+                     op, expected, context);
         return;
     }
     FUZZ_REQUIRE(expected != 0, "%s failed with %s, but its arguments are valid: %s", op,
                  strided_status_name(status), context);
     FUZZ_REQUIRE(expected & FUZZ_BIT(status),
                  "%s failed with %s, not with a status its arguments call for "
-                 "(0x%x): %s", op, strided_status_name(status), expected, context);
+                 "(0x%x): %s",
+                 op, strided_status_name(status), expected, context);
     if (out != NULL)
-        FUZZ_REQUIRE(memcmp(out, before, size) == 0,
-                     "%s failed (%s) but wrote its output: %s", op,
+        FUZZ_REQUIRE(memcmp(out, before, size) == 0, "%s failed (%s) but wrote its output: %s", op,
                      strided_status_name(status), context);
     const char *msg = strided_last_error();
     FUZZ_REQUIRE(msg[0] != '\0' && strcmp(msg, FUZZ_MARK_TEXT) != 0,
-                 "%s failed (%s) without a message of its own: %s", op,
-                 strided_status_name(status), context);
+                 "%s failed (%s) without a message of its own: %s", op, strided_status_name(status),
+                 context);
 }
 
 /* Advance a multi-index in C order (the last axis fastest); false once it
@@ -293,9 +295,8 @@ static inline fuzz_statuses fuzz_layout_expect(const strided_layout *l)
 /* The statuses strided_layout_init (divide false) or
  * strided_layout_init_byte_strides (divide true) must answer, by the rules
  * of their declarations and the invariant the layout must keep. */
-static inline fuzz_statuses fuzz_init_expect(int ndim, const int64_t *shape,
-                                             const int64_t *strides, int itemsize,
-                                             bool divide)
+static inline fuzz_statuses fuzz_init_expect(int ndim, const int64_t *shape, const int64_t *strides,
+                                             int itemsize, bool divide)
 {
     if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
         return FUZZ_INVALID;
@@ -347,9 +348,10 @@ static inline void fuzz_check_invariant(const strided_layout *l, const char *wha
         int64_t running = 1;
         for (int i = l->ndim - 1; i >= 0; i--) {
             int64_t want = volume == 0 ? 0 : running;
-            FUZZ_REQUIRE(l->strides[i] == want, "%s made implicit strides that are not the C "
-                         "strides (axis %d: %" PRId64 ", want %" PRId64 "): %s", what, i,
-                         l->strides[i], want, fuzz_show(l, &t));
+            FUZZ_REQUIRE(l->strides[i] == want,
+                         "%s made implicit strides that are not the C "
+                         "strides (axis %d: %" PRId64 ", want %" PRId64 "): %s",
+                         what, i, l->strides[i], want, fuzz_show(l, &t));
             if (volume != 0)
                 running *= l->shape[i];
         }

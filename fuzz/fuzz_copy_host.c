@@ -56,9 +56,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /* A mapping with PROT_NONE pages around its rw bytes. */
 typedef struct region {
-    char *map;   /* the whole mapping */
+    char *map; /* the whole mapping */
     size_t map_size;
-    char *rw;    /* the accessible pages */
+    char *rw; /* the accessible pages */
     size_t rw_size;
 } region;
 
@@ -273,12 +273,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *ref = malloc(rd.rw_size);
     memcpy(ref, d_before, rd.rw_size);
     if (st == STRIDED_OK && dvol > 0)
-        reference(ref, rd.rw, &dl, d0, &sl, overlap ? d_before : s_before,
-                  overlap ? rd.rw : rs.rw, s0);
+        reference(ref, rd.rw, &dl, d0, &sl, overlap ? d_before : s_before, overlap ? rd.rw : rs.rw,
+                  s0);
     for (size_t k = 0; k < rd.rw_size; k++)
-        FUZZ_REQUIRE(rd.rw[k] == ref[k], "destination mapping byte %zd (from element 0: %td) is "
-                     "0x%02x, want 0x%02x (before: 0x%02x): %s", (ssize_t)k,
-                     rd.rw + k - d0, (unsigned char)rd.rw[k], (unsigned char)ref[k],
+        FUZZ_REQUIRE(rd.rw[k] == ref[k],
+                     "destination mapping byte %zd (from element 0: %td) is "
+                     "0x%02x, want 0x%02x (before: 0x%02x): %s",
+                     (ssize_t)k, rd.rw + k - d0, (unsigned char)rd.rw[k], (unsigned char)ref[k],
                      (unsigned char)d_before[k], ctx);
     if (!overlap) {
         ASAN_UNPOISON_MEMORY_REGION(rs.rw, rs.rw_size);

@@ -144,10 +144,14 @@ static void check_coverage(const strided_copy_plan *p, const strided_layout *dst
         const entry *e = fuzz_fits64(doff)
                              ? bsearch(&key, dst_entries, (size_t)volume, sizeof key, cmp_entry)
                              : NULL;
-        FUZZ_REQUIRE(e != NULL, "plan element %" PRId64 " writes destination offset %s, which "
-                     "is no destination element: %s", n, d, ctx);
-        FUZZ_REQUIRE(!seen[e->index], "plan element %" PRId64 " writes destination element %"
-                     PRId64 " a second time: %s", n, e->index, ctx);
+        FUZZ_REQUIRE(e != NULL,
+                     "plan element %" PRId64 " writes destination offset %s, which "
+                     "is no destination element: %s",
+                     n, d, ctx);
+        FUZZ_REQUIRE(!seen[e->index],
+                     "plan element %" PRId64 " writes destination element %" PRId64
+                     " a second time: %s",
+                     n, e->index, ctx);
         seen[e->index] = true;
         unravel(dst->ndim, dst->shape, e->index, j);
         fuzz_broadcast_index(dst->ndim, j, src, q);
@@ -155,9 +159,10 @@ static void check_coverage(const strided_copy_plan *p, const strided_layout *dst
         char s[64], w[64];
         fuzz_i128_text(soff, s, sizeof s);
         fuzz_i128_text(want, w, sizeof w);
-        FUZZ_REQUIRE(soff == want, "plan element %" PRId64 " reads source offset %s for "
-                     "destination element %" PRId64 ", which must read %s: %s", n, s, e->index,
-                     w, ctx);
+        FUZZ_REQUIRE(soff == want,
+                     "plan element %" PRId64 " reads source offset %s for "
+                     "destination element %" PRId64 ", which must read %s: %s",
+                     n, s, e->index, w, ctx);
         n++;
     } while (fuzz_next_index(p->ndim, p->shape, i));
     FUZZ_REQUIRE(n == volume, "the plan has %" PRId64 " elements for %" PRId64 ": %s", n, volume,
@@ -165,9 +170,8 @@ static void check_coverage(const strided_copy_plan *p, const strided_layout *dst
 }
 
 /* The plan cache gives what the planner gives. */
-static void check_cached(const strided_layout *dst, const strided_layout *src,
-                         strided_status st, const strided_copy_plan *p, const char *msg,
-                         const char *ctx)
+static void check_cached(const strided_layout *dst, const strided_layout *src, strided_status st,
+                         const strided_copy_plan *p, const char *msg, const char *ctx)
 {
     for (int round = 0; round < 2; round++) {
         strided_copy_plan c;
@@ -177,9 +181,10 @@ static void check_cached(const strided_layout *dst, const strided_layout *src,
         FUZZ_REQUIRE(cst == st, "the plan cache says %s, the planner %s (round %d): %s",
                      strided_status_name(cst), strided_status_name(st), round, ctx);
         if (st != STRIDED_OK) {
-            FUZZ_REQUIRE(strcmp(strided_last_error(), msg) == 0, "the plan cache's message "
-                         "\"%s\" is not the planner's \"%s\": %s", strided_last_error(), msg,
-                         ctx);
+            FUZZ_REQUIRE(strcmp(strided_last_error(), msg) == 0,
+                         "the plan cache's message "
+                         "\"%s\" is not the planner's \"%s\": %s",
+                         strided_last_error(), msg, ctx);
             continue;
         }
         FUZZ_REQUIRE(c.kernel == p->kernel && c.ndim == p->ndim && c.itemsize == p->itemsize &&
@@ -218,8 +223,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check_invariant(&src, ctx);
         int64_t dvol = strided_layout_volume(&dst);
         if (dvol > 0 && dvol <= FUZZ_ENUM_LIMIT && strided_layout_is_unique(&dst))
-            FUZZ_REQUIRE(fuzz_distinct(&dst, scratch), "is_unique is true for a destination "
-                         "whose elements share an offset: %s", ctx);
+            FUZZ_REQUIRE(fuzz_distinct(&dst, scratch),
+                         "is_unique is true for a destination "
+                         "whose elements share an offset: %s",
+                         ctx);
 
         strided_copy_plan p, before;
         memset(&p, 0xA5, sizeof p);

@@ -77,14 +77,10 @@ static int dtype_size(strided_dtype d)
     case STRIDED_DTYPE_INT:
     case STRIDED_DTYPE_UINT:
         return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64 ? d.bits / 8 : 0;
-    case STRIDED_DTYPE_FLOAT:
-        return d.bits == 16 || d.bits == 32 || d.bits == 64 ? d.bits / 8 : 0;
-    case STRIDED_DTYPE_BFLOAT:
-        return d.bits == 16 ? 2 : 0;
-    case STRIDED_DTYPE_COMPLEX:
-        return d.bits == 64 || d.bits == 128 ? d.bits / 8 : 0;
-    case STRIDED_DTYPE_BOOL:
-        return d.bits == 8 ? 1 : 0;
+    case STRIDED_DTYPE_FLOAT: return d.bits == 16 || d.bits == 32 || d.bits == 64 ? d.bits / 8 : 0;
+    case STRIDED_DTYPE_BFLOAT: return d.bits == 16 ? 2 : 0;
+    case STRIDED_DTYPE_COMPLEX: return d.bits == 64 || d.bits == 128 ? d.bits / 8 : 0;
+    case STRIDED_DTYPE_BOOL: return d.bits == 8 ? 1 : 0;
     default:
         return d.code >= STRIDED_DTYPE_FLOAT8_E3M4 && d.code <= STRIDED_DTYPE_FLOAT8_E8M0FNU &&
                        d.bits == 8
@@ -108,10 +104,10 @@ static strided_device decode_device(fuzz_input *in)
 {
     strided_device dev;
     uint8_t t = fuzz_u8(in), i = fuzz_u8(in);
-    static const int32_t types[] = {STRIDED_DEVICE_CPU, STRIDED_DEVICE_CPU,
-                                    STRIDED_DEVICE_CUDA, STRIDED_DEVICE_CUDA_HOST,
+    static const int32_t types[] = {STRIDED_DEVICE_CPU,          STRIDED_DEVICE_CPU,
+                                    STRIDED_DEVICE_CUDA,         STRIDED_DEVICE_CUDA_HOST,
                                     STRIDED_DEVICE_CUDA_MANAGED, STRIDED_DEVICE_ROCM,
-                                    STRIDED_DEVICE_OPENCL, 0};
+                                    STRIDED_DEVICE_OPENCL,       0};
     dev.device_type = t < 240 ? types[t % 8] : (int32_t)fuzz_u32(in);
     static const int32_t ids[] = {1, -1, 7, INT32_MAX, INT32_MIN, 2};
     dev.device_id = i < 192 ? 0 : i < 248 ? ids[i % 6] : (int32_t)fuzz_u32(in);
@@ -163,8 +159,7 @@ static int64_t *decode_array(fuzz_input *in, int ndim, bool strides, int *entrie
 
 /* The footprint of the tensor's layout, when the fields make one: element
  * offsets [lo, hi] (exact) and whether it has elements. */
-static bool footprint(const tensor_case *c, int itemsize, fuzz_i128 *lo, fuzz_i128 *hi,
-                      bool *empty)
+static bool footprint(const tensor_case *c, int itemsize, fuzz_i128 *lo, fuzz_i128 *hi, bool *empty)
 {
     const strided_dl_tensor *t = &c->t;
     if (t->ndim < 0 || t->ndim > STRIDED_MAX_NDIM || (t->ndim > 0 && t->shape == NULL))
@@ -365,8 +360,10 @@ static void check_view(const tensor_case *c, const strided_view *v, const char *
     } else {
         FUZZ_REQUIRE(size == 0, "the buffer of an empty tensor has %zu bytes: %s", size, ctx);
     }
-    FUZZ_REQUIRE(strided_buffer_use_count(v->buffer) == 1, "a fresh import's buffer has %ld "
-                 "references: %s", strided_buffer_use_count(v->buffer), ctx);
+    FUZZ_REQUIRE(strided_buffer_use_count(v->buffer) == 1,
+                 "a fresh import's buffer has %ld "
+                 "references: %s",
+                 strided_buffer_use_count(v->buffer), ctx);
     strided_memory_info info = strided_buffer_memory_info(v->buffer);
     if (t->device.device_type == STRIDED_DEVICE_CPU)
         FUZZ_REQUIRE(info.kind == STRIDED_MEMORY_HOST && info.host_accessible &&
@@ -377,8 +374,10 @@ static void check_view(const tensor_case *c, const strided_view *v, const char *
                          info.device_accessible && info.device_id == t->device.device_id &&
                          info.device_address == base,
                      "CUDA memory is not classified as that device's memory: %s", ctx);
-        FUZZ_REQUIRE(strided_view_device_ptr(v) == e0, "the device address of element 0 is "
-                     "not data + byte_offset: %s", ctx);
+        FUZZ_REQUIRE(strided_view_device_ptr(v) == e0,
+                     "the device address of element 0 is "
+                     "not data + byte_offset: %s",
+                     ctx);
     }
 }
 
@@ -412,8 +411,8 @@ static void check_export(fuzz_input *in, const strided_view *v, const char *ctx)
                  "the export does not describe the view: %s", ctx);
     FUZZ_REQUIRE(l->ndim == 0 ? t->shape == NULL && t->strides == NULL
                               : t->shape != NULL && t->strides != NULL,
-                 "the export's shape and strides pointers are wrong for ndim %d: %s",
-                 (int)l->ndim, ctx);
+                 "the export's shape and strides pointers are wrong for ndim %d: %s", (int)l->ndim,
+                 ctx);
     for (int i = 0; i < l->ndim; i++)
         FUZZ_REQUIRE(t->shape[i] == l->shape[i] && t->strides[i] == l->strides[i],
                      "the export's axis %d is not the view's: %s", i, ctx);
@@ -434,8 +433,7 @@ static void check_export(fuzz_input *in, const strided_view *v, const char *ctx)
                      back.layout.ndim == l->ndim && back.layout.itemsize == l->itemsize,
                  "the re-imported view differs: %s", ctx);
     for (int i = 0; i < l->ndim; i++)
-        FUZZ_REQUIRE(back.layout.shape[i] == l->shape[i] &&
-                         back.layout.strides[i] == l->strides[i],
+        FUZZ_REQUIRE(back.layout.shape[i] == l->shape[i] && back.layout.strides[i] == l->strides[i],
                      "the re-imported view's axis %d differs: %s", i, ctx);
     strided_view_release(&back);
 }
@@ -488,8 +486,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(&before, &out, sizeof out);
         fuzz_mark_error();
         strided_status st = strided_view_import_dlpack(NULL, c.versioned, &out);
-        fuzz_check_outcome("import_dlpack(NULL)", st, FUZZ_INVALID, &out, &before, sizeof out,
-                           ctx);
+        fuzz_check_outcome("import_dlpack(NULL)", st, FUZZ_INVALID, &out, &before, sizeof out, ctx);
     }
 
     fuzz_trace(ctx);
@@ -509,8 +506,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(&before, &out, sizeof out);
         fuzz_mark_error();
         strided_status st = strided_view_import_dlpack(managed, c.versioned, &out);
-        fuzz_check_outcome("import_dlpack", st, maybe && st == STRIDED_OK ? 0 : want, &out,
-                           &before, sizeof out, ctx);
+        fuzz_check_outcome("import_dlpack", st, maybe && st == STRIDED_OK ? 0 : want, &out, &before,
+                           sizeof out, ctx);
         if (st != STRIDED_OK) {
             FUZZ_REQUIRE(log.calls == want_calls && (!want_calls || log.self == managed),
                          "the deleter ran %d times for a failed import: %s", log.calls, ctx);

@@ -61,9 +61,18 @@ static inline uint64_t fuzz_bytes(fuzz_input *in, int n)
     return v;
 }
 
-static inline uint16_t fuzz_u16(fuzz_input *in) { return (uint16_t)fuzz_bytes(in, 2); }
-static inline uint32_t fuzz_u32(fuzz_input *in) { return (uint32_t)fuzz_bytes(in, 4); }
-static inline uint64_t fuzz_u64(fuzz_input *in) { return fuzz_bytes(in, 8); }
+static inline uint16_t fuzz_u16(fuzz_input *in)
+{
+    return (uint16_t)fuzz_bytes(in, 2);
+}
+static inline uint32_t fuzz_u32(fuzz_input *in)
+{
+    return (uint32_t)fuzz_bytes(in, 4);
+}
+static inline uint64_t fuzz_u64(fuzz_input *in)
+{
+    return fuzz_bytes(in, 8);
+}
 
 static inline bool fuzz_bool(fuzz_input *in)
 {
@@ -91,14 +100,14 @@ static inline size_t fuzz_string(fuzz_input *in, char *buf, size_t n)
 
 /* How wide the decoders go. */
 typedef struct fuzz_limits {
-    int max_ndim;         /* the usual dimension counts are 0..max_ndim */
-    bool wide_ndim;       /* sometimes up to 64, and sometimes -1 or 65 */
-    int64_t max_extent;   /* small extents are 0..max_extent */
-    int64_t max_long;     /* without edges, some extents are 1..max_long
+    int max_ndim;       /* the usual dimension counts are 0..max_ndim */
+    bool wide_ndim;     /* sometimes up to 64, and sometimes -1 or 65 */
+    int64_t max_extent; /* small extents are 0..max_extent */
+    int64_t max_long;   /* without edges, some extents are 1..max_long
                              (long rows for the vector loops); 0: none */
-    int64_t max_stride;   /* small strides are -max_stride..max_stride */
-    int max_itemsize;     /* small itemsizes are 1..max_itemsize */
-    bool edges;           /* huge and extreme values, bad itemsizes */
+    int64_t max_stride; /* small strides are -max_stride..max_stride */
+    int max_itemsize;   /* small itemsizes are 1..max_itemsize */
+    bool edges;         /* huge and extreme values, bad itemsizes */
 } fuzz_limits;
 
 /* Edge values for extents and strides, in decoding order. */
@@ -116,7 +125,7 @@ static const int64_t fuzz_edge_values[] = {
     INT64_C(2147483648),
     INT64_C(2147483649),
     -INT64_C(2147483648),
-    INT64_C(3037000499),  /* floor(sqrt(INT64_MAX)) */
+    INT64_C(3037000499), /* floor(sqrt(INT64_MAX)) */
     INT64_C(3037000500),
     INT64_C(4294967295),
     INT64_C(1) << 40,
@@ -268,7 +277,7 @@ typedef struct fuzz_layout_args {
     int64_t shape[STRIDED_MAX_NDIM];
     int64_t strides[STRIDED_MAX_NDIM]; /* elements, or bytes for FUZZ_MAKE_BYTES */
     int itemsize;
-    strided_order order;               /* FUZZ_MAKE_DENSE */
+    strided_order order; /* FUZZ_MAKE_DENSE */
     int nperm;
     int perm[STRIDED_MAX_NDIM];
 } fuzz_layout_args;
@@ -306,8 +315,8 @@ static inline void fuzz_permutation(fuzz_input *in, int n, bool bad, int *nperm,
  * Byte strides are decoded as element strides times the itemsize, and
  * sometimes moved off that multiple by a few bytes. itemsize > 0 is used
  * instead of a decoded one (the byte is still read). */
-static inline void fuzz_layout_decode_itemsize(fuzz_input *in, const fuzz_limits *lim,
-                                               int itemsize, fuzz_layout_args *a)
+static inline void fuzz_layout_decode_itemsize(fuzz_input *in, const fuzz_limits *lim, int itemsize,
+                                               fuzz_layout_args *a)
 {
     memset(a, 0, sizeof *a);
     uint8_t how = fuzz_u8(in);
@@ -341,8 +350,7 @@ static inline void fuzz_layout_decode_itemsize(fuzz_input *in, const fuzz_limits
     }
 }
 
-static inline void fuzz_layout_decode(fuzz_input *in, const fuzz_limits *lim,
-                                      fuzz_layout_args *a)
+static inline void fuzz_layout_decode(fuzz_input *in, const fuzz_limits *lim, fuzz_layout_args *a)
 {
     fuzz_layout_decode_itemsize(in, lim, 0, a);
 }
@@ -353,15 +361,13 @@ static inline strided_status fuzz_layout_make(const fuzz_layout_args *a, strided
     switch (a->make) {
     case FUZZ_MAKE_STRIDES:
         return strided_layout_init(out, a->ndim, a->shape, a->strides, a->itemsize);
-    case FUZZ_MAKE_IMPLICIT:
-        return strided_layout_init(out, a->ndim, a->shape, NULL, a->itemsize);
+    case FUZZ_MAKE_IMPLICIT: return strided_layout_init(out, a->ndim, a->shape, NULL, a->itemsize);
     case FUZZ_MAKE_BYTES:
-        return strided_layout_init_byte_strides(out, a->ndim, a->shape, a->strides,
-                                                a->itemsize);
+        return strided_layout_init_byte_strides(out, a->ndim, a->shape, a->strides, a->itemsize);
     case FUZZ_MAKE_DENSE:
     default:
-        return strided_layout_init_dense(out, a->ndim, a->shape, a->itemsize, a->order,
-                                         a->nperm, a->perm);
+        return strided_layout_init_dense(out, a->ndim, a->shape, a->itemsize, a->order, a->nperm,
+                                         a->perm);
     }
 }
 

@@ -55,10 +55,12 @@ static void decode_typestr(fuzz_input *in, char *buf, size_t cap)
     }
     static const char orders[] = "<>|=<|x";
     static const char kinds[] = "biufcVSUMmOqtx?";
-    static const uint64_t sizes[] = {0, 1, 2, 3, 4, 8, 12, 16, 32, 64, 10, 2147483647,
+    static const uint64_t sizes[] = {0,           1,         2,         3,           4,  8,
+                                     12,          16,        32,        64,          10, 2147483647,
                                      2147483648u, 536870912, 536870911, 10000000000u};
-    static const char *const units[] = {"", "[ns]", "[25us]", "[]", "[D]", "[n$]", "[", "x",
-                                        "[ABCDEFGHIJKLMNOPQ]", "[generic]", " ", "[s]extra"};
+    static const char *const units[] = {
+        "",          "[ns]", "[25us]",  "[]", "[D]", "[n$]", "[", "x", "[ABCDEFGHIJKLMNOPQ]",
+        "[generic]", " ",    "[s]extra"};
     uint8_t k = fuzz_u8(in), z = fuzz_u8(in), u = fuzz_u8(in);
     char size[32];
     if (z < 240)
@@ -129,8 +131,7 @@ static fuzz_statuses typestr_expect(const char *s, unsigned flags, char *kind_ou
         (table[row].sizes != NULL && strstr(table[row].sizes, key) == NULL))
         bad |= FUZZ_UNSUPPORTED;
     bool little = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
-    bool swapped = row >= 0 && table[row].ordered && itemsize > 1 &&
-                   order == (little ? '>' : '<');
+    bool swapped = row >= 0 && table[row].ordered && itemsize > 1 && order == (little ? '>' : '<');
     if (swapped && (flags & STRIDED_TYPESTR_NATIVE_ONLY))
         bad |= FUZZ_UNSUPPORTED;
     if (bad)
@@ -169,17 +170,17 @@ static int check_typestr(fuzz_input *in, strided_dtype *dtype, bool *has_dtype)
                      out.kind == kind && out.swapped == swapped,
                  "typestr_parse gave kind '%c' itemsize %d swapped %d: %s", out.kind,
                  (int)out.itemsize, out.swapped, ctx);
-    bool dl = !swapped && ((kind == 'b' && size == 1) ||
-                           ((kind == 'i' || kind == 'u') && size <= 8) ||
-                           (kind == 'f' && size >= 2 && size <= 8) ||
-                           (kind == 'c' && size <= 16));
+    bool dl = !swapped &&
+              ((kind == 'b' && size == 1) || ((kind == 'i' || kind == 'u') && size <= 8) ||
+               (kind == 'f' && size >= 2 && size <= 8) || (kind == 'c' && size <= 16));
     FUZZ_REQUIRE(out.has_dtype == dl, "typestr_parse: has_dtype is %d: %s", out.has_dtype, ctx);
     if (dl) {
-        int code = kind == 'b' ? STRIDED_DTYPE_BOOL : kind == 'i' ? STRIDED_DTYPE_INT
-                   : kind == 'u' ? STRIDED_DTYPE_UINT : kind == 'f' ? STRIDED_DTYPE_FLOAT
-                                                     : STRIDED_DTYPE_COMPLEX;
-        FUZZ_REQUIRE(out.dtype.code == code && out.dtype.bits == size * 8 &&
-                         out.dtype.lanes == 1,
+        int code = kind == 'b'   ? STRIDED_DTYPE_BOOL
+                   : kind == 'i' ? STRIDED_DTYPE_INT
+                   : kind == 'u' ? STRIDED_DTYPE_UINT
+                   : kind == 'f' ? STRIDED_DTYPE_FLOAT
+                                 : STRIDED_DTYPE_COMPLEX;
+        FUZZ_REQUIRE(out.dtype.code == code && out.dtype.bits == size * 8 && out.dtype.lanes == 1,
                      "typestr_parse: dtype (%u,%u,%u): %s", out.dtype.code, out.dtype.bits,
                      out.dtype.lanes, ctx);
         int dsize = 0;
@@ -271,8 +272,8 @@ static void check_offset_view(const strided_view *v, int64_t k, bool inside, con
     char c[3500];
     snprintf(c, sizeof c, "view of element offset %" PRId64 " (%s the footprint) of %s", k,
              inside ? "inside" : "outside", ctx);
-    fuzz_check_outcome("view", st, inside ? 0 : FUZZ_INVALID | FUZZ_OVERFLOW, &d, &before,
-                       sizeof d, c);
+    fuzz_check_outcome("view", st, inside ? 0 : FUZZ_INVALID | FUZZ_OVERFLOW, &d, &before, sizeof d,
+                       c);
     if (st == STRIDED_OK)
         strided_view_release(&d);
 }
@@ -290,8 +291,10 @@ static void check_wrap(fuzz_input *in, const strided_layout *l, const strided_dt
     const strided_dtype *dt = ts_has_dtype && (opts & 16) ? &dtype : NULL;
     if (opts & 32) {
         /* A dtype of another size, or one no size has. */
-        static const strided_dtype odd[] = {{STRIDED_DTYPE_UINT, 8, 1}, {STRIDED_DTYPE_FLOAT, 64, 1},
-                                            {STRIDED_DTYPE_FLOAT, 32, 2}, {99, 8, 1}};
+        static const strided_dtype odd[] = {{STRIDED_DTYPE_UINT, 8, 1},
+                                            {STRIDED_DTYPE_FLOAT, 64, 1},
+                                            {STRIDED_DTYPE_FLOAT, 32, 2},
+                                            {99, 8, 1}};
         dtype = odd[opts >> 6];
         dt = &dtype;
     }
@@ -330,8 +333,10 @@ static void check_wrap(fuzz_input *in, const strided_layout *l, const strided_dt
     fuzz_text t;
     snprintf(ctx, sizeof ctx, "wrap(element0 %p, %s, dtype %s(%d bytes), device %s, %s%s)",
              (void *)e0, fuzz_show(l, &t), dt ? "given" : "none", dsize,
-             device == &cpu ? "CPU" : device ? "CUDA" : "NULL", readonly ? "read-only" : "writable",
-             with_release ? ", release" : "");
+             device == &cpu ? "CPU"
+             : device       ? "CUDA"
+                            : "NULL",
+             readonly ? "read-only" : "writable", with_release ? ", release" : "");
     fuzz_trace(ctx);
     release_log log = {0};
     strided_view v, before;
@@ -342,8 +347,10 @@ static void check_wrap(fuzz_input *in, const strided_layout *l, const strided_dt
                                           with_release ? release : NULL, &log, &v);
     fuzz_check_outcome("wrap", st, maybe && st == STRIDED_OK ? 0 : want, &v, &before, sizeof v,
                        ctx);
-    FUZZ_REQUIRE(log.calls == 0, "wrap ran the release callback %d times before the view's "
-                 "release: %s", log.calls, ctx);
+    FUZZ_REQUIRE(log.calls == 0,
+                 "wrap ran the release callback %d times before the view's "
+                 "release: %s",
+                 log.calls, ctx);
     if (st != STRIDED_OK) {
         free(buffer);
         return;
@@ -389,8 +396,10 @@ static void check_wrap(fuzz_input *in, const strided_layout *l, const strided_dt
             strided_view d;
             fuzz_mark_error();
             st = strided_view_view(&v, &sub, NULL, &d);
-            FUZZ_REQUIRE(st == STRIDED_OK, "a view of a slicing of the wrapped layout was "
-                         "refused (%s): %s", strided_status_name(st), ctx);
+            FUZZ_REQUIRE(st == STRIDED_OK,
+                         "a view of a slicing of the wrapped layout was "
+                         "refused (%s): %s",
+                         strided_status_name(st), ctx);
             uintptr_t want_at = e0 + (uintptr_t)((sub.slice_offset - l->slice_offset) *
                                                  (int64_t)l->itemsize);
             FUZZ_REQUIRE(strided_layout_volume(&sub) == 0 ||
@@ -413,8 +422,8 @@ static void check_wrap(fuzz_input *in, const strided_layout *l, const strided_dt
                  log.calls, ctx);
     if (with_release)
         FUZZ_REQUIRE(log.context == &log && (uintptr_t)log.ptr == base && log.size == size,
-                     "the release callback got (%p, %p, %zu), not the footprint: %s",
-                     log.context, log.ptr, log.size, ctx);
+                     "the release callback got (%p, %p, %zu), not the footprint: %s", log.context,
+                     log.ptr, log.size, ctx);
     free(buffer);
 }
 
@@ -479,10 +488,9 @@ static void check_import(fuzz_input *in, const char *typestr, const fuzz_layout_
     strided_layout l;
     char *buffer = NULL;
     uintptr_t e0 = 0;
-    bool described = want == 0 &&
-                     strided_layout_init_byte_strides(&l, d.ndim, d.shape,
-                                                      with_strides ? d.strides : NULL,
-                                                      (int)itemsize) == STRIDED_OK;
+    bool described = want == 0 && strided_layout_init_byte_strides(&l, d.ndim, d.shape,
+                                                                   with_strides ? d.strides : NULL,
+                                                                   (int)itemsize) == STRIDED_OK;
     if (described)
         e0 = decode_element0(in, &l, &buffer);
     d.data = (void *)e0;
@@ -496,7 +504,9 @@ static void check_import(fuzz_input *in, const char *typestr, const fuzz_layout_
              d.kind == STRIDED_INTERFACE_CUDA ? "CUDA" : "array", (long long)d.version,
              d.has_mask ? " mask" : "", typestr, d.typestr_flags, (long long)d.descr_itemsize,
              d.ndim, d.nstrides, d.data,
-             !with_consumer ? "no consumer" : consumer.sync ? "consumer syncs" : "consumer -1",
+             !with_consumer  ? "no consumer"
+             : consumer.sync ? "consumer syncs"
+                             : "consumer -1",
              d.has_stream ? "" : "none ", (long long)d.stream);
     fuzz_trace(ctx);
     release_log log = {0};
@@ -505,18 +515,20 @@ static void check_import(fuzz_input *in, const char *typestr, const fuzz_layout_
     memset(&v, 0xA5, sizeof v);
     memcpy(&before, &v, sizeof v);
     fuzz_mark_error();
-    strided_status st = strided_view_import_interface(&d, with_consumer ? &consumer : NULL,
-                                                      release, &log, &v, &t);
-    fuzz_check_outcome("import_interface", st, !exact && st == STRIDED_OK ? 0 : want, &v,
-                       &before, sizeof v, ctx);
+    strided_status st = strided_view_import_interface(&d, with_consumer ? &consumer : NULL, release,
+                                                      &log, &v, &t);
+    fuzz_check_outcome("import_interface", st, !exact && st == STRIDED_OK ? 0 : want, &v, &before,
+                       sizeof v, ctx);
     if (st != STRIDED_OK) {
         FUZZ_REQUIRE(log.calls == 1 && log.context == &log,
                      "a failed import ran the release callback %d times: %s", log.calls, ctx);
         free(buffer);
         return;
     }
-    FUZZ_REQUIRE(described && log.calls == 0, "the import succeeded where the rules refuse, or "
-                 "released early (%d calls): %s", log.calls, ctx);
+    FUZZ_REQUIRE(described && log.calls == 0,
+                 "the import succeeded where the rules refuse, or "
+                 "released early (%d calls): %s",
+                 log.calls, ctx);
     /* The same pieces wrapped by hand give the same view. */
     strided_view w;
     strided_device cpu = {STRIDED_DEVICE_CPU, 0};

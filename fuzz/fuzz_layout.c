@@ -158,8 +158,8 @@ static void check_queries(const strided_layout *l, bool from_dense, const char *
     if (volume > 0)
         fuzz_bounds(l->ndim, l->shape, l->strides, l->slice_offset, &lo, &hi);
     FUZZ_REQUIRE(mn == lo && mx == hi && mn_only == mn && mx_only == mx,
-                 "offset_bounds (%" PRId64 ", %" PRId64 ") disagree with the corners: %s", mn,
-                 mx, s);
+                 "offset_bounds (%" PRId64 ", %" PRId64 ") disagree with the corners: %s", mn, mx,
+                 s);
 
     /* Required size: (max + 1) * itemsize, from offset 0. */
     int64_t size = -7, before = -7;
@@ -195,8 +195,8 @@ static void check_queries(const strided_layout *l, bool from_dense, const char *
     want = fuzz_fits64(fuzz_mul(l->slice_offset, l->itemsize)) ? 0 : FUZZ_OVERFLOW;
     fuzz_mark_error();
     st = strided_layout_slice_offset_in_bytes(l, &off_bytes);
-    fuzz_check_outcome("slice_offset_in_bytes", st, want, &off_bytes, &off_before,
-                       sizeof off_bytes, s);
+    fuzz_check_outcome("slice_offset_in_bytes", st, want, &off_bytes, &off_before, sizeof off_bytes,
+                       s);
     if (st == STRIDED_OK)
         FUZZ_REQUIRE(off_bytes == l->slice_offset * l->itemsize, "slice_offset_in_bytes: %s", s);
 
@@ -234,10 +234,14 @@ static void check_queries(const strided_layout *l, bool from_dense, const char *
             distinct = distinct && seq_in[k] != seq_in[k - 1];
             packed = packed && seq_in[k] == (fuzz_i128)seq_in[k - 1] + 1;
         }
-        FUZZ_REQUIRE(any == packed, "is_contiguous_any %d, but the offsets %s a run from "
-                     "the slice offset: %s", any, packed ? "are" : "are not", s);
-        FUZZ_REQUIRE(!unique || distinct, "is_unique is true, but two elements share an "
-                     "offset: %s", s);
+        FUZZ_REQUIRE(any == packed,
+                     "is_contiguous_any %d, but the offsets %s a run from "
+                     "the slice offset: %s",
+                     any, packed ? "are" : "are not", s);
+        FUZZ_REQUIRE(!unique || distinct,
+                     "is_unique is true, but two elements share an "
+                     "offset: %s",
+                     s);
         FUZZ_REQUIRE(!from_dense || !distinct || unique,
                      "is_unique is false for a unique layout derived from a dense one: %s", s);
     }
@@ -279,12 +283,15 @@ static void check_queries(const strided_layout *l, bool from_dense, const char *
     } else {
         uint64_t valid = l->ndim >= 64 ? STRIDED_AXES_MASK_ALL
                                        : STRIDED_AXES_MASK_ALL & ((UINT64_C(1) << l->ndim) - 1);
-        FUZZ_REQUIRE((mask & ~valid) == 0, "flattened_axis_mask 0x%" PRIx64 " has bits outside "
-                     "1..ndim-1: %s", mask, s);
+        FUZZ_REQUIRE((mask & ~valid) == 0,
+                     "flattened_axis_mask 0x%" PRIx64 " has bits outside "
+                     "1..ndim-1: %s",
+                     mask, s);
         int groups = l->ndim == 0 ? 1 : l->ndim - __builtin_popcountll(mask);
-        FUZZ_REQUIRE(flat.ndim == groups, "flattened_axis_mask 0x%" PRIx64 " merges %d axes, "
-                     "flatten gives %d: %s", mask, __builtin_popcountll(mask), (int)flat.ndim,
-                     s);
+        FUZZ_REQUIRE(flat.ndim == groups,
+                     "flattened_axis_mask 0x%" PRIx64 " merges %d axes, "
+                     "flatten gives %d: %s",
+                     mask, __builtin_popcountll(mask), (int)flat.ndim, s);
     }
 }
 
@@ -334,24 +341,27 @@ static void check_map(const char *op, const strided_layout *in, const strided_la
             fuzz_i128 x = m->base[a];
             if (m->from[a] >= 0)
                 x += (fuzz_i128)m->mult[a] * j[m->from[a]];
-            FUZZ_REQUIRE(x >= 0 && x < in->shape[a], "%s: result index maps outside the "
-                         "input on axis %d: %s", op, a, ctx);
+            FUZZ_REQUIRE(x >= 0 && x < in->shape[a],
+                         "%s: result index maps outside the "
+                         "input on axis %d: %s",
+                         op, a, ctx);
             i[a] = (int64_t)x;
         }
         fuzz_i128 got = fuzz_offset(out, j), want = fuzz_offset(in, i);
         char g[64], w[64];
         fuzz_i128_text(got, g, sizeof g);
         fuzz_i128_text(want, w, sizeof w);
-        FUZZ_REQUIRE(got == want, "%s: the element at linear index %" PRId64 " of the result "
-                     "has offset %s, the input's element it selects has %s: %s", op,
-                     sample_at(v, k), g, w, ctx);
+        FUZZ_REQUIRE(got == want,
+                     "%s: the element at linear index %" PRId64 " of the result "
+                     "has offset %s, the input's element it selects has %s: %s",
+                     op, sample_at(v, k), g, w, ctx);
     }
 }
 
 /* out has the same volume as in and the same offset at every C-order
  * linear index. */
-static void check_sequence(const char *op, const strided_layout *in,
-                           const strided_layout *out, const char *ctx)
+static void check_sequence(const char *op, const strided_layout *in, const strided_layout *out,
+                           const char *ctx)
 {
     int64_t v = volume_of(in);
     FUZZ_REQUIRE(volume_of(out) == v, "%s changed the volume to %" PRId64 ": %s", op,
@@ -361,15 +371,17 @@ static void check_sequence(const char *op, const strided_layout *in,
         int64_t lin = sample_at(v, k);
         unravel(in->ndim, in->shape, lin, i);
         unravel(out->ndim, out->shape, lin, j);
-        FUZZ_REQUIRE(fuzz_offset(in, i) == fuzz_offset(out, j), "%s: the element at C-order "
-                     "index %" PRId64 " moved: %s", op, lin, ctx);
+        FUZZ_REQUIRE(fuzz_offset(in, i) == fuzz_offset(out, j),
+                     "%s: the element at C-order "
+                     "index %" PRId64 " moved: %s",
+                     op, lin, ctx);
     }
 }
 
 /* The common fields of a manipulation's result: explicit strides, the
  * input's itemsize. */
-static void check_explicit(const char *op, const strided_layout *in,
-                           const strided_layout *out, const char *ctx)
+static void check_explicit(const char *op, const strided_layout *in, const strided_layout *out,
+                           const char *ctx)
 {
     FUZZ_REQUIRE(!out->implicit_strides, "%s kept implicit strides: %s", op, ctx);
     FUZZ_REQUIRE(out->itemsize == in->itemsize, "%s changed the itemsize: %s", op, ctx);
@@ -429,8 +441,8 @@ static void note_axes(call *c, const char *name, int n, const int *v)
 /* The outcome of the call, then the result's invariant and queries.
  * maybe: the statuses in want are possible, not certain (the call may also
  * succeed). */
-static bool call_done(call *c, const char *op, strided_status st, fuzz_statuses want,
-                      bool maybe, bool from_dense)
+static bool call_done(call *c, const char *op, strided_status st, fuzz_statuses want, bool maybe,
+                      bool from_dense)
 {
     if (maybe && st == STRIDED_OK)
         want = 0;
@@ -576,8 +588,9 @@ static void op_slice(fuzz_input *in, state *s, bool alias)
     call_note(&c, " nindices=%d", n);
     for (int i = 0; i < k; i++)
         call_note(&c, " [%s%s %" PRId64 ":%s%" PRId64 ":%" PRId64 "]",
-                  idx[i].kind == STRIDED_INDEX_INTEGER ? "int" :
-                  idx[i].kind == STRIDED_INDEX_SLICE ? "slice" : "bad",
+                  idx[i].kind == STRIDED_INDEX_INTEGER ? "int"
+                  : idx[i].kind == STRIDED_INDEX_SLICE ? "slice"
+                                                       : "bad",
                   idx[i].has_start ? "" : " (no start)", idx[i].start,
                   idx[i].has_stop ? "" : "(no stop)", idx[i].stop, idx[i].step);
     strided_status st = strided_layout_slice(c.arg, n, idx, &c.out);
@@ -585,16 +598,17 @@ static void op_slice(fuzz_input *in, state *s, bool alias)
         return;
     const strided_layout *o = &c.out;
     check_explicit("slice", l, o, c.ctx);
-    FUZZ_REQUIRE(o->ndim == out_ndim, "slice gave %d axes, want %d: %s", (int)o->ndim,
-                 out_ndim, c.ctx);
+    FUZZ_REQUIRE(o->ndim == out_ndim, "slice gave %d axes, want %d: %s", (int)o->ndim, out_ndim,
+                 c.ctx);
     for (int i = 0; i < out_ndim; i++)
-        FUZZ_REQUIRE(o->shape[i] == counts[i], "slice: extent %d is %" PRId64 ", want %" PRId64
-                     ": %s", i, o->shape[i], counts[i], c.ctx);
+        FUZZ_REQUIRE(o->shape[i] == counts[i],
+                     "slice: extent %d is %" PRId64 ", want %" PRId64 ": %s", i, o->shape[i],
+                     counts[i], c.ctx);
     for (int i = 0; i < out_ndim; i++) {
         int64_t whole = i - (out_ndim - (l->ndim - n)); /* the input axis kept whole */
         if (empty)
-            FUZZ_REQUIRE(o->strides[i] == 0, "slice selected nothing but left stride %d: %s",
-                         i, c.ctx);
+            FUZZ_REQUIRE(o->strides[i] == 0, "slice selected nothing but left stride %d: %s", i,
+                         c.ctx);
         else if (whole >= 0)
             FUZZ_REQUIRE(o->strides[i] == l->strides[n + whole],
                          "slice changed the stride of an axis kept whole: %s", c.ctx);
@@ -649,8 +663,7 @@ static void op_permute(fuzz_input *in, state *s, bool alias)
 /* Does a view of in's elements in C order with the given shape exist?
  * Writes the strides of its non-unit axes into d. Assumes: volume(in) ==
  * product(shape), 0 < volume <= FUZZ_ENUM_LIMIT. */
-static bool reshape_exists(const strided_layout *in, int ndim, const int64_t *shape,
-                           fuzz_i128 *d)
+static bool reshape_exists(const strided_layout *in, int ndim, const int64_t *shape, fuzz_i128 *d)
 {
     int64_t v = fuzz_enumerate(in, seq_in);
     int64_t run = 1;
@@ -761,8 +774,8 @@ static void op_reshape(fuzz_input *in, state *s, bool alias)
             /* The view the rules give (extent-1 axes take the running
              * stride) must keep the invariant; the search may also
              * overflow where strides times extents leave int64. */
-            strided_layout t = {.ndim = ndim, .itemsize = l->itemsize,
-                                .slice_offset = l->slice_offset};
+            strided_layout t = {
+                .ndim = ndim, .itemsize = l->itemsize, .slice_offset = l->slice_offset};
             bool fits = true;
             for (int i = 0; i < ndim; i++) {
                 fuzz_i128 v = 0;
@@ -799,12 +812,13 @@ static void op_reshape(fuzz_input *in, state *s, bool alias)
     check_explicit("reshape", l, o, c.ctx);
     FUZZ_REQUIRE(o->ndim == ndim, "reshape gave %d axes: %s", (int)o->ndim, c.ctx);
     for (int i = 0; i < ndim; i++)
-        FUZZ_REQUIRE(o->shape[i] == target[i], "reshape: extent %d is %" PRId64 ", want %"
-                     PRId64 ": %s", i, o->shape[i], target[i], c.ctx);
+        FUZZ_REQUIRE(o->shape[i] == target[i],
+                     "reshape: extent %d is %" PRId64 ", want %" PRId64 ": %s", i, o->shape[i],
+                     target[i], c.ctx);
     if (volume == 0) {
         for (int i = 0; i < ndim; i++)
-            FUZZ_REQUIRE(o->strides[i] == 0, "reshape of an empty layout left stride %d: %s",
-                         i, c.ctx);
+            FUZZ_REQUIRE(o->strides[i] == 0, "reshape of an empty layout left stride %d: %s", i,
+                         c.ctx);
     } else {
         check_sequence("reshape", l, o, c.ctx);
         /* Extent-1 axes take the running stride at their position: that of
@@ -821,11 +835,13 @@ static void op_reshape(fuzz_input *in, state *s, bool alias)
             if (r < ndim)
                 FUZZ_REQUIRE((fuzz_i128)o->strides[i] == fuzz_mul(o->strides[r], o->shape[r]),
                              "reshape: the extent-1 axis %d has stride %" PRId64 ", not the "
-                             "running stride: %s", i, o->strides[i], c.ctx);
+                             "running stride: %s",
+                             i, o->strides[i], c.ctx);
             else if (q >= 0)
-                FUZZ_REQUIRE(o->strides[i] == o->strides[q], "reshape: the trailing extent-1 "
-                             "axis %d has stride %" PRId64 ", not the running stride: %s", i,
-                             o->strides[i], c.ctx);
+                FUZZ_REQUIRE(o->strides[i] == o->strides[q],
+                             "reshape: the trailing extent-1 "
+                             "axis %d has stride %" PRId64 ", not the running stride: %s",
+                             i, o->strides[i], c.ctx);
         }
     }
     s->cur = *o;
@@ -870,11 +886,13 @@ static void check_flatten(const char *op, const strided_layout *l, const strided
         while (p < nin && prod < o->shape[g])
             prod *= l->shape[in_axes[p++]];
         last[runs] = in_axes[p - 1];
-        FUZZ_REQUIRE(prod == o->shape[g], "%s: result extent %" PRId64 " is no product of "
-                     "consecutive input extents: %s", op, o->shape[g], ctx);
+        FUZZ_REQUIRE(prod == o->shape[g],
+                     "%s: result extent %" PRId64 " is no product of "
+                     "consecutive input extents: %s",
+                     op, o->shape[g], ctx);
         for (int j = first[runs] + 1; j <= last[runs]; j++)
-            FUZZ_REQUIRE(mask >> j & 1, "%s merged axis %d, which the mask does not allow: %s",
-                         op, j, ctx);
+            FUZZ_REQUIRE(mask >> j & 1, "%s merged axis %d, which the mask does not allow: %s", op,
+                         j, ctx);
         runs++;
     }
     FUZZ_REQUIRE(p == nin, "%s lost input axes: %s", op, ctx);
@@ -884,8 +902,8 @@ static void check_flatten(const char *op, const strided_layout *l, const strided
         for (int j = a + 1; j <= b; j++)
             allowed = allowed && (mask >> j & 1);
         FUZZ_REQUIRE(!allowed || fuzz_mul(l->strides[b], l->shape[b]) != l->strides[a],
-                     "%s left axes %d and %d unmerged, though contiguous and allowed: %s", op,
-                     a, b, ctx);
+                     "%s left axes %d and %d unmerged, though contiguous and allowed: %s", op, a, b,
+                     ctx);
     }
 }
 
@@ -949,8 +967,7 @@ static void op_squeeze(fuzz_input *in, state *s, bool alias)
         return;
     const strided_layout *o = &c.out;
     check_explicit("squeeze", l, o, c.ctx);
-    FUZZ_REQUIRE(o->slice_offset == l->slice_offset, "squeeze moved the slice offset: %s",
-                 c.ctx);
+    FUZZ_REQUIRE(o->slice_offset == l->slice_offset, "squeeze moved the slice offset: %s", c.ctx);
     if (volume_of(l) == 0) {
         FUZZ_REQUIRE(o->ndim == 1 && o->shape[0] == 0 && o->strides[0] == 0,
                      "squeeze of an empty layout is not (0,):(0,): %s", c.ctx);
@@ -1109,8 +1126,8 @@ static void op_broadcast(fuzz_input *in, state *s, bool alias)
 
 /* Byte for byte: every element of the repacked layout covers exactly the
  * bytes of the input elements it is made of. */
-static void check_repack(const strided_layout *l, const strided_layout *o, int axis,
-                         bool keep, const char *ctx)
+static void check_repack(const strided_layout *l, const strided_layout *o, int axis, bool keep,
+                         const char *ctx)
 {
     int old = l->itemsize, now = o->itemsize;
     FUZZ_REQUIRE(fuzz_volume(l->ndim, l->shape, NULL) * old ==
@@ -1137,14 +1154,16 @@ static void check_repack(const strided_layout *l, const strided_layout *o, int a
                 i[axis] = (drop ? 0 : j[axis] * f) + t;
                 FUZZ_REQUIRE(fuzz_offset(l, i) * old == got + (fuzz_i128)t * old,
                              "repack: packed element %" PRId64 " does not cover input "
-                             "element part %d: %s", sample_at(v, k), t, ctx);
+                             "element part %d: %s",
+                             sample_at(v, k), t, ctx);
             }
         } else {
             int f = old / now;
             i[axis] = j[axis] / f;
             FUZZ_REQUIRE(got == fuzz_offset(l, i) * old + (fuzz_i128)(j[axis] % f) * now,
                          "repack: unpacked element %" PRId64 " is not its part of the input "
-                         "element: %s", sample_at(v, k), ctx);
+                         "element: %s",
+                         sample_at(v, k), ctx);
         }
     }
 }
@@ -1232,8 +1251,7 @@ static void op_repack(fuzz_input *in, state *s, bool alias)
     fuzz_statuses want = repack_expect(l, itemsize, ptr, axis);
     call c;
     call_prepare(&c, l, alias, "repack");
-    call_note(&c, " itemsize=%d ptr=%" PRIdPTR " axis=%d keep_dim=%d", itemsize, ptr, axis,
-              keep);
+    call_note(&c, " itemsize=%d ptr=%" PRIdPTR " axis=%d keep_dim=%d", itemsize, ptr, axis, keep);
     strided_status st = strided_layout_repack(c.arg, itemsize, ptr, axis, keep, &c.out);
     if (!call_done(&c, "repack", st, want, false, false))
         return;
@@ -1257,8 +1275,9 @@ static void op_max_itemsize(fuzz_input *in, state *s)
     const strided_layout *l = &s->cur;
     uint8_t b = fuzz_u8(in);
     int64_t wide = (int64_t)l->itemsize * (1 + b % 16);
-    int max = b < 224 ? (int)(wide > INT32_MAX ? INT32_MAX : wide)
-              : b < 240 ? 1 + b % 16 : (b % 2 ? 0 : -1);
+    int max = b < 224   ? (int)(wide > INT32_MAX ? INT32_MAX : wide)
+              : b < 240 ? 1 + b % 16
+                        : (b % 2 ? 0 : -1);
     intptr_t ptr = decode_ptr(in);
     uint8_t a = fuzz_u8(in);
     int axis_arg = a < 192 ? -1 : (int)fuzz_small(in, -l->ndim - 1, l->ndim);
@@ -1269,8 +1288,8 @@ static void op_max_itemsize(fuzz_input *in, state *s)
     int got = -3, before = -3;
     fuzz_text t;
     char ctx[3400];
-    snprintf(ctx, sizeof ctx, "max_compatible_itemsize(max=%d ptr=%" PRIdPTR " axis=%d) of %s",
-             max, ptr, axis_arg, fuzz_show(l, &t));
+    snprintf(ctx, sizeof ctx, "max_compatible_itemsize(max=%d ptr=%" PRIdPTR " axis=%d) of %s", max,
+             ptr, axis_arg, fuzz_show(l, &t));
     fuzz_mark_error();
     strided_status st = strided_layout_max_compatible_itemsize(l, max, ptr, axis_arg, &got);
     fuzz_check_outcome("max_compatible_itemsize", st, want, &got, &before, sizeof got, ctx);
@@ -1279,8 +1298,10 @@ static void op_max_itemsize(fuzz_input *in, state *s)
     FUZZ_REQUIRE(got >= l->itemsize && got % l->itemsize == 0,
                  "max_compatible_itemsize %d is no multiple of the itemsize: %s", got, ctx);
     if (l->strides[axis] != 1 || l->shape[axis] == 0)
-        FUZZ_REQUIRE(got == l->itemsize, "max_compatible_itemsize %d for an axis that cannot "
-                     "pack: %s", got, ctx);
+        FUZZ_REQUIRE(got == l->itemsize,
+                     "max_compatible_itemsize %d for an axis that cannot "
+                     "pack: %s",
+                     got, ctx);
     strided_layout o;
     if (got != l->itemsize) {
         st = strided_layout_repack(l, got, ptr, axis_arg, true, &o);
@@ -1295,13 +1316,13 @@ static void op_max_itemsize(fuzz_input *in, state *s)
         m = p;
         p = r;
     }
-    for (int64_t cand = (int64_t)got + l->itemsize;
-         cand <= max && max / l->itemsize <= 4096; cand += l->itemsize)
+    for (int64_t cand = (int64_t)got + l->itemsize; cand <= max && max / l->itemsize <= 4096;
+         cand += l->itemsize)
         if (m % (uint64_t)cand == 0)
-            FUZZ_REQUIRE(strided_layout_repack(l, (int)cand, ptr, axis_arg, true, &o) !=
-                             STRIDED_OK,
+            FUZZ_REQUIRE(strided_layout_repack(l, (int)cand, ptr, axis_arg, true, &o) != STRIDED_OK,
                          "repack accepts itemsize %" PRId64 ", above max_compatible_itemsize "
-                         "%d: %s", cand, got, ctx);
+                         "%d: %s",
+                         cand, got, ctx);
 }
 
 /* The dense strides of shape in an order (axes slowest first). */
@@ -1336,8 +1357,8 @@ static void check_dense(const char *op, const strided_layout *o, int ndim, const
                  "%s: not a dense layout of the shape: %s", op, ctx);
     for (int i = 0; i < ndim; i++)
         FUZZ_REQUIRE(o->shape[i] == shape[i] && o->strides[i] == want[i],
-                     "%s: axis %d is %" PRId64 ":%" PRId64 ", want %" PRId64 ":%" PRId64 ": %s",
-                     op, i, o->shape[i], o->strides[i], shape[i], want[i], ctx);
+                     "%s: axis %d is %" PRId64 ":%" PRId64 ", want %" PRId64 ":%" PRId64 ": %s", op,
+                     i, o->shape[i], o->strides[i], shape[i], want[i], ctx);
 }
 
 /* The axis order (slowest first) of a dense order; false for a bad order
@@ -1372,8 +1393,7 @@ static bool order_axes(strided_order order, int ndim, int nperm, const int *perm
         }
         return true;
     }
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -1387,12 +1407,11 @@ static void op_to_dense(fuzz_input *in, state *s, bool alias)
         fuzz_permutation(in, l->ndim, true, &nperm, perm);
     int axes[STRIDED_MAX_NDIM];
     bool ok = order_axes(order, l->ndim, nperm, perm, l, axes);
-    bool already = order == STRIDED_ORDER_C   ? l->slice_offset == 0 && def_contiguous_c(l)
-                   : order == STRIDED_ORDER_F ? l->slice_offset == 0 && def_contiguous_f(l)
-                   : order == STRIDED_ORDER_KEEP
-                       ? l->slice_offset == 0 && def_contiguous_any(l)
-                       : false;
-    fuzz_statuses want = !ok ? FUZZ_INVALID
+    bool already = order == STRIDED_ORDER_C      ? l->slice_offset == 0 && def_contiguous_c(l)
+                   : order == STRIDED_ORDER_F    ? l->slice_offset == 0 && def_contiguous_f(l)
+                   : order == STRIDED_ORDER_KEEP ? l->slice_offset == 0 && def_contiguous_any(l)
+                                                 : false;
+    fuzz_statuses want = !ok       ? FUZZ_INVALID
                          : already ? 0
                                    : dense_expect(l->ndim, l->shape, l->itemsize, axes);
     call c;
@@ -1423,8 +1442,7 @@ static void op_coalesce(fuzz_input *in, state *s, bool alias)
         return;
     const strided_layout *o = &c.out;
     check_explicit("coalesce", l, o, c.ctx);
-    FUZZ_REQUIRE(o->slice_offset == l->slice_offset, "coalesce moved the slice offset: %s",
-                 c.ctx);
+    FUZZ_REQUIRE(o->slice_offset == l->slice_offset, "coalesce moved the slice offset: %s", c.ctx);
     int64_t volume = volume_of(l);
     if (volume == 0) {
         FUZZ_REQUIRE(o->ndim == 1 && o->shape[0] == 0 && o->strides[0] == 0,
@@ -1455,17 +1473,21 @@ static void check_format_text(const strided_layout *l, const char *text, const c
             char *end;
             long long v = strtoll(p, &end, 10);
             FUZZ_REQUIRE(end != p && n < l->ndim, "format: bad tuple in \"%s\": %s", text, ctx);
-            FUZZ_REQUIRE(v == (r ? l->strides[n] : l->shape[n]), "format: entry %d of tuple %d "
-                         "reads %lld in \"%s\": %s", n, r, v, text, ctx);
+            FUZZ_REQUIRE(v == (r ? l->strides[n] : l->shape[n]),
+                         "format: entry %d of tuple %d "
+                         "reads %lld in \"%s\": %s",
+                         n, r, v, text, ctx);
             n++;
             p = end;
             if (*p == ',')
                 p++;
         }
-        FUZZ_REQUIRE(n == l->ndim, "format: %d entries for %d axes in \"%s\": %s", n,
-                     (int)l->ndim, text, ctx);
-        FUZZ_REQUIRE(l->ndim != 1 || p[-1] == ',', "format: a 1-tuple without its comma in "
-                     "\"%s\": %s", text, ctx);
+        FUZZ_REQUIRE(n == l->ndim, "format: %d entries for %d axes in \"%s\": %s", n, (int)l->ndim,
+                     text, ctx);
+        FUZZ_REQUIRE(l->ndim != 1 || p[-1] == ',',
+                     "format: a 1-tuple without its comma in "
+                     "\"%s\": %s",
+                     text, ctx);
         p++;
     }
     long long off = 0;
@@ -1491,8 +1513,10 @@ static void check_truncated(const char *op, const char *full, size_t len, const 
     FUZZ_REQUIRE(memcmp(buf, full, n) == 0 && buf[n] == '\0',
                  "%s into %zu bytes did not write the NUL-terminated prefix: %s", op, size, ctx);
     for (size_t k = size; k < size + 16; k++)
-        FUZZ_REQUIRE((unsigned char)buf[k] == 0xEE, "%s wrote byte %zu of a %zu-byte "
-                     "buffer: %s", op, k, size, ctx);
+        FUZZ_REQUIRE((unsigned char)buf[k] == 0xEE,
+                     "%s wrote byte %zu of a %zu-byte "
+                     "buffer: %s",
+                     op, k, size, ctx);
 }
 
 static void op_format(fuzz_input *in, state *s)
@@ -1540,8 +1564,8 @@ static void op_format_grid(fuzz_input *in, state *s)
     size_t len2 = 0;
     st = strided_layout_format_grid(l, full, len + 1, &len2);
     FUZZ_REQUIRE(st == STRIDED_OK && len2 == len && strlen(full) == len,
-                 "format_grid into %zu bytes wrote %zu, said %zu: %s", len + 1, strlen(full),
-                 len2, ctx);
+                 "format_grid into %zu bytes wrote %zu, said %zu: %s", len + 1, strlen(full), len2,
+                 ctx);
     /* Header line, column indices, rule, then per row its cells and a
      * rule. */
     int64_t row_stride = l->ndim == 2 ? l->strides[0] : 0;
@@ -1554,21 +1578,22 @@ static void op_format_grid(fuzz_input *in, state *s)
     int64_t lines = 1;
     for (char *p = full; *p; p++)
         lines += *p == '\n';
-    FUZZ_REQUIRE(lines == 3 + 2 * rows, "format_grid drew %" PRId64 " lines for %" PRId64
-                 " rows: %s", lines, rows, ctx);
+    FUZZ_REQUIRE(lines == 3 + 2 * rows,
+                 "format_grid drew %" PRId64 " lines for %" PRId64 " rows: %s", lines, rows, ctx);
     char *line = full;
     for (int k = 0; k < 3 && rows > 0; k++)
         line = strchr(line, '\n') + 1;
     for (int64_t r = 0; r < rows; r++) {
         char *p = strchr(line, '|');
         for (int64_t col = 0; col < cols; col++) {
-            FUZZ_REQUIRE(p != NULL, "format_grid: row %" PRId64 " has too few cells: %s", r,
-                         ctx);
+            FUZZ_REQUIRE(p != NULL, "format_grid: row %" PRId64 " has too few cells: %s", r, ctx);
             long long v = strtoll(p + 1, NULL, 10);
-            long long want_v = (long long)((fuzz_i128)l->slice_offset +
-                                           fuzz_mul(r, row_stride) + fuzz_mul(col, col_stride));
-            FUZZ_REQUIRE(v == want_v, "format_grid: cell (%" PRId64 ",%" PRId64 ") reads %lld, "
-                         "want %lld: %s", r, col, v, want_v, ctx);
+            long long want_v = (long long)((fuzz_i128)l->slice_offset + fuzz_mul(r, row_stride) +
+                                           fuzz_mul(col, col_stride));
+            FUZZ_REQUIRE(v == want_v,
+                         "format_grid: cell (%" PRId64 ",%" PRId64 ") reads %lld, "
+                         "want %lld: %s",
+                         r, col, v, want_v, ctx);
             p = strchr(p + 1, '|');
         }
         /* Past this row's line and the rule under it. */
@@ -1652,14 +1677,18 @@ static void op_nulls(fuzz_input *in, state *s)
     switch (b % 32) {
     case 0: st = strided_layout_init(NULL, 1, shape, NULL, 1), wrote = false; break;
     case 1: st = strided_layout_init(&out, 1, NULL, NULL, 1); break;
-    case 2: st = strided_layout_init_dense(NULL, 1, shape, 1, STRIDED_ORDER_C, 0, NULL), wrote = false; break;
+    case 2:
+        st = strided_layout_init_dense(NULL, 1, shape, 1, STRIDED_ORDER_C, 0, NULL), wrote = false;
+        break;
     case 3: st = strided_layout_init_dense(&out, 1, shape, 1, STRIDED_ORDER_PERM, 1, NULL); break;
     case 4: st = strided_layout_init_byte_strides(&out, 1, NULL, NULL, 1); break;
     case 5: st = strided_layout_strides_in_bytes(NULL, bytes), wrote = false; break;
     case 6: st = strided_layout_slice_offset_in_bytes(l, NULL), wrote = false; break;
     case 7: st = strided_layout_required_size_in_bytes(l, NULL), wrote = false; break;
     case 8: st = strided_layout_flattened_axis_mask(l, NULL), wrote = false; break;
-    case 9: st = strided_layout_max_compatible_itemsize(NULL, 16, 0, -1, &isz), wrote = false; break;
+    case 9:
+        st = strided_layout_max_compatible_itemsize(NULL, 16, 0, -1, &isz), wrote = false;
+        break;
     case 10: st = strided_layout_reshape(l, 1, NULL, &out); break;
     case 11: st = strided_layout_reshape(NULL, 1, shape, &out); break;
     case 12: st = strided_layout_permute(l, l->ndim + (l->ndim == 0), NULL, &out); break;
@@ -1756,9 +1785,8 @@ static bool make_layout(fuzz_input *in, state *s)
                 want = dense_expect(a.ndim, a.shape, a.itemsize, order);
         }
     } else {
-        want = fuzz_init_expect(a.ndim, a.shape,
-                                a.make == FUZZ_MAKE_IMPLICIT ? NULL : a.strides, a.itemsize,
-                                a.make == FUZZ_MAKE_BYTES);
+        want = fuzz_init_expect(a.ndim, a.shape, a.make == FUZZ_MAKE_IMPLICIT ? NULL : a.strides,
+                                a.itemsize, a.make == FUZZ_MAKE_BYTES);
     }
     char ctx[3400];
     strided_layout shown = {.ndim = a.ndim, .itemsize = a.itemsize};
@@ -1780,7 +1808,7 @@ static bool make_layout(fuzz_input *in, state *s)
                          out.implicit_strides == (a.make == FUZZ_MAKE_IMPLICIT),
                      "init made another layout: %s", ctx);
         for (int i = 0; i < a.ndim; i++) {
-            int64_t want_stride = a.make == FUZZ_MAKE_BYTES    ? a.strides[i] / a.itemsize
+            int64_t want_stride = a.make == FUZZ_MAKE_BYTES     ? a.strides[i] / a.itemsize
                                   : a.make == FUZZ_MAKE_STRIDES ? a.strides[i]
                                                                 : out.strides[i];
             FUZZ_REQUIRE(out.shape[i] == a.shape[i] && out.strides[i] == want_stride,

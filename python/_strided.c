@@ -119,11 +119,11 @@ static PyObject *module_copy_plan(PyObject *module, PyObject *const *args, Py_ss
     PyObject *result = NULL;
     if (shape != NULL && ds != NULL && ss != NULL)
         result = Py_BuildValue("{s:s,s:i,s:i,s:L,s:O,s:O,s:O,s:L,s:L,s:i}", "kernel",
-                               strided_copy_kernel_name(p.kernel), "ndim", p.ndim,
-                               "itemsize", p.itemsize, "volume", (long long)p.volume,
-                               "shape", shape, "dst_strides", ds, "src_strides", ss,
-                               "dst_offset", (long long)p.dst_offset, "src_offset",
-                               (long long)p.src_offset, "src_unit_axis", p.src_unit_axis);
+                               strided_copy_kernel_name(p.kernel), "ndim", p.ndim, "itemsize",
+                               p.itemsize, "volume", (long long)p.volume, "shape", shape,
+                               "dst_strides", ds, "src_strides", ss, "dst_offset",
+                               (long long)p.dst_offset, "src_offset", (long long)p.src_offset,
+                               "src_unit_axis", p.src_unit_axis);
     Py_XDECREF(shape);
     Py_XDECREF(ds);
     Py_XDECREF(ss);
@@ -157,10 +157,8 @@ PyMODINIT_FUNC PyInit__strided(void)
         return NULL;
     if (PyModule_AddStringConstant(module, "__version__", strided_version()) < 0 ||
         PyModule_AddIntConstant(module, "MAX_NDIM", STRIDED_MAX_NDIM) < 0 ||
-        strided_py_init_hold_type() < 0 ||
-        strided_py_add_layout_type(module) < 0 ||
-        strided_py_add_resource_types(module) < 0 ||
-        strided_py_add_buffer_type(module) < 0 ||
+        strided_py_init_hold_type() < 0 || strided_py_add_layout_type(module) < 0 ||
+        strided_py_add_resource_types(module) < 0 || strided_py_add_buffer_type(module) < 0 ||
         strided_py_add_view_type(module) < 0 ||
         PyModule_AddFunctions(module, module_functions) < 0) {
         Py_DECREF(module);

@@ -8,17 +8,15 @@
 
 #include "args.h"
 
-int strided_py_bind_args(const char *fname, PyObject *const *args,
-                         Py_ssize_t nargs, PyObject *kwnames,
-                         const char *const *names, int nrequired,
-                         PyObject **out)
+int strided_py_bind_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames, const char *const *names, int nrequired, PyObject **out)
 {
     int n = 0;
     while (names[n] != NULL)
         out[n++] = NULL;
     if (nargs > n) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)",
-                     fname, n, nargs);
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fname, n,
+                     nargs);
         return -1;
     }
     for (Py_ssize_t i = 0; i < nargs; i++)
@@ -30,13 +28,12 @@ int strided_py_bind_args(const char *fname, PyObject *const *args,
         while (j < n && PyUnicode_CompareWithASCIIString(key, names[j]) != 0)
             j++;
         if (j == n) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s() got an unexpected keyword argument '%U'", fname, key);
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname,
+                         key);
             return -1;
         }
         if (out[j] != NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s() got multiple values for argument '%s'", fname,
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fname,
                          names[j]);
             return -1;
         }
@@ -44,8 +41,7 @@ int strided_py_bind_args(const char *fname, PyObject *const *args,
     }
     for (int i = 0; i < nrequired; i++) {
         if (out[i] == NULL) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s() missing required argument '%s' (pos %d)", fname,
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s' (pos %d)", fname,
                          names[i], i + 1);
             return -1;
         }
@@ -87,8 +83,7 @@ PyObject *strided_py_index(PyObject *obj, const char *what, int item)
     return PyNumber_Index(obj);
 }
 
-static void raise_does_not_fit(PyObject *index, const char *what, int item,
-                               const char *type)
+static void raise_does_not_fit(PyObject *index, const char *what, int item, const char *type)
 {
     char buf[128];
     PyErr_Format(PyExc_OverflowError, "%s %S does not fit in %s",
@@ -97,8 +92,8 @@ static void raise_does_not_fit(PyObject *index, const char *what, int item,
 
 /* The value of obj, an integer argument, in [lo, hi]; OverflowError naming
  * type outside. */
-static int bounded_value(PyObject *obj, const char *what, int item, long long lo,
-                         long long hi, const char *type, long long *out)
+static int bounded_value(PyObject *obj, const char *what, int item, long long lo, long long hi,
+                         const char *type, long long *out)
 {
     PyObject *index = strided_py_index(obj, what, item);
     if (index == NULL)
@@ -194,8 +189,7 @@ static int pointer_value(PyObject *value, const char *what, void **out)
         }
     }
     PyErr_Format(PyExc_OverflowError,
-                 negative ? "%s %S is negative" : "%s %S does not fit in a pointer", what,
-                 value);
+                 negative ? "%s %S is negative" : "%s %S does not fit in a pointer", what, value);
     return -1;
 }
 
@@ -204,11 +198,9 @@ int strided_py_as_address(PyObject *obj, const char *what, void **out)
     /* int() would also truncate a number with a fraction (what has
      * __float__) and parse a string: neither is an address. */
     PyNumberMethods *nb = Py_TYPE(obj)->tp_as_number;
-    bool has_int = PyIndex_Check(obj) ||
-                   (nb != NULL && nb->nb_int != NULL && nb->nb_float == NULL);
+    bool has_int = PyIndex_Check(obj) || (nb != NULL && nb->nb_int != NULL && nb->nb_float == NULL);
     if (PyBool_Check(obj) || !has_int) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.200s", what,
-                     Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.200s", what, Py_TYPE(obj)->tp_name);
         return -1;
     }
     PyObject *value = PyNumber_Long(obj);
@@ -276,17 +268,19 @@ int strided_py_as_stream(PyObject *obj, void **out)
     if (!PyTuple_Check(info) || PyTuple_GET_SIZE(info) != 2) {
         PyErr_Format(PyExc_TypeError,
                      "__cuda_stream__() must return a (version, handle) tuple, "
-                     "got %R", info);
+                     "got %R",
+                     info);
     } else {
         int64_t version;
-        int rc = strided_py_as_int64(PyTuple_GET_ITEM(info, 0), "__cuda_stream__() version",
-                                     -1, &version);
+        int rc = strided_py_as_int64(PyTuple_GET_ITEM(info, 0), "__cuda_stream__() version", -1,
+                                     &version);
         if (rc == 0 && version == 0)
             result = as_handle(PyTuple_GET_ITEM(info, 1), "__cuda_stream__() handle", out);
         else if (rc == 0)
             PyErr_Format(PyExc_ValueError,
                          "unsupported __cuda_stream__ protocol version %lld "
-                         "(only 0 is supported)", (long long)version);
+                         "(only 0 is supported)",
+                         (long long)version);
     }
     Py_DECREF(info);
     return result;
@@ -357,8 +351,7 @@ int strided_py_retype_attribute_error(const char *format, ...)
     return -1;
 }
 
-int strided_py_retype_missing_attribute(PyObject *obj, PyObject *name, const char *format,
-                                        ...)
+int strided_py_retype_missing_attribute(PyObject *obj, PyObject *name, const char *format, ...)
 {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError))
         return -1;

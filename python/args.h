@@ -16,9 +16,8 @@
  * given. out[i] is a borrowed reference, or NULL for a parameter not given.
  * CPython offers no public parser for this calling convention; the classic
  * tuple-and-dict one costs more than the layout operations themselves. */
-int strided_py_bind_args(const char *fname, PyObject *const *args,
-                         Py_ssize_t nargs, PyObject *kwnames,
-                         const char *const *names, int nrequired,
+int strided_py_bind_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames, const char *const *names, int nrequired,
                          PyObject **out);
 
 /* Integer arguments. An int or any object with __index__ is accepted, a
@@ -90,7 +89,6 @@ int strided_py_retype_attribute_error(const char *format, ...);
 /* The same after obj.<name> or a call of it failed, only when obj has no
  * attribute name (an AttributeError the method raised itself stays).
  * Returns -1. */
-int strided_py_retype_missing_attribute(PyObject *obj, PyObject *name, const char *format,
-                                        ...);
+int strided_py_retype_missing_attribute(PyObject *obj, PyObject *name, const char *format, ...);
 
 #endif

@@ -217,16 +217,15 @@ static PyObject *buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 
 /* Buffer.from_handle: the memory is adopted by mr, kept alive by owner, or
  * borrowed; the C library learns its kind. */
-static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args,
-                                    Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames)
 {
     static const char *const names[] = {"ptr", "size", "mr", "owner", "stream", NULL};
     PyObject *a[5];
     (void)unused; /* a static method: the class is final */
     if (nargs > 4) {
         PyErr_Format(PyExc_TypeError,
-                     "from_handle() takes at most 4 positional arguments (%zd given)",
-                     nargs);
+                     "from_handle() takes at most 4 positional arguments (%zd given)", nargs);
         return NULL;
     }
     if (strided_py_bind_args("from_handle", args, nargs, kwnames, names, 2, a) < 0)
@@ -288,8 +287,8 @@ static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args,
     return self;
 }
 
-static PyObject *buffer_close(BufferObject *self, PyObject *const *args,
-                              Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *buffer_close(BufferObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
 {
     static const char *const names[] = {"stream", NULL};
     PyObject *a[1];
@@ -304,8 +303,7 @@ static PyObject *buffer_close(BufferObject *self, PyObject *const *args,
         if (strided_py_as_stream(a[0], &stream) < 0)
             return NULL;
         if (strided_buffer_resource(self->buf) != NULL) {
-            strided_status status =
-                strided_buffer_set_deallocation_stream(self->buf, stream);
+            strided_status status = strided_buffer_set_deallocation_stream(self->buf, stream);
             if (status != STRIDED_OK)
                 return strided_py_raise(status);
         }
@@ -734,14 +732,14 @@ static PyObject *get_device_id(BufferObject *self, void *closure)
     return b ? PyLong_FromLong(strided_buffer_memory_info(b).device_id) : NULL;
 }
 
-#define INFO_FLAG_GETTER(name, field)                                   \
-    static PyObject *get_##name(BufferObject *self, void *closure)      \
-    {                                                                   \
-        (void)closure;                                                  \
-        strided_buffer *b = open_buffer(self);                          \
-        if (b == NULL)                                                  \
-            return NULL;                                                \
-        return PyBool_FromLong(strided_buffer_memory_info(b).field);    \
+#define INFO_FLAG_GETTER(name, field)                                \
+    static PyObject *get_##name(BufferObject *self, void *closure)   \
+    {                                                                \
+        (void)closure;                                               \
+        strided_buffer *b = open_buffer(self);                       \
+        if (b == NULL)                                               \
+            return NULL;                                             \
+        return PyBool_FromLong(strided_buffer_memory_info(b).field); \
     }
 INFO_FLAG_GETTER(is_device_accessible, device_accessible)
 INFO_FLAG_GETTER(is_host_accessible, host_accessible)
@@ -815,8 +813,7 @@ static PyObject *buffer_repr(BufferObject *self)
     size_t size;
     char text[64];
     address_and_size(self, &ptr, &size);
-    snprintf(text, sizeof text, "<Buffer ptr=0x%llx size=%zu>",
-             (unsigned long long)ptr, size);
+    snprintf(text, sizeof text, "<Buffer ptr=0x%llx size=%zu>", (unsigned long long)ptr, size);
     return PyUnicode_FromString(text);
 }
 
@@ -824,11 +821,11 @@ static PyGetSetDef buffer_getset[] = {
     {"handle", (getter)get_handle, NULL,
      "The address of the memory as an int (the host address for pinned "
      "memory). Like every property but is_closed, it raises RuntimeError "
-     "after close().", NULL},
+     "after close().",
+     NULL},
     {"size", (getter)get_size, NULL, "The size in bytes.", NULL},
     {"device_id", (getter)get_device_id, NULL,
-     "The device the memory belongs to, -1 for memory not bound to a device.",
-     NULL},
+     "The device the memory belongs to, -1 for memory not bound to a device.", NULL},
     {"is_device_accessible", (getter)get_is_device_accessible, NULL,
      "Whether a CUDA device can read and write the memory.", NULL},
     {"is_host_accessible", (getter)get_is_host_accessible, NULL,
@@ -837,10 +834,8 @@ static PyGetSetDef buffer_getset[] = {
      "Whether the memory is CUDA managed (unified) memory.", NULL},
     {"memory_resource", (getter)get_memory_resource, NULL,
      "The memory resource that frees the memory, or None.", NULL},
-    {"owner", (getter)get_owner, NULL, "The object kept alive for the memory, or None.",
-     NULL},
-    {"is_closed", (getter)get_is_closed, NULL,
-     "Whether close() has been called.", NULL},
+    {"owner", (getter)get_owner, NULL, "The object kept alive for the memory, or None.", NULL},
+    {"is_closed", (getter)get_is_closed, NULL, "Whether close() has been called.", NULL},
     {"is_mapped", (getter)get_is_mapped, NULL,
      "Whether the memory was imported through IPC (never, in strided).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -899,16 +894,18 @@ static PyMethodDef buffer_methods[] = {
      "(3, 0) reached by host and device, (1, 0) host-only."},
     {"__enter__", (PyCFunction)buffer_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)buffer_exit, METH_VARARGS, "close() on leaving."},
-    {"__buffer__", (PyCFunction)buffer_dunder_buffer, METH_VARARGS,
-     "Not implemented yet."},
+    {"__buffer__", (PyCFunction)buffer_dunder_buffer, METH_VARARGS, "Not implemented yet."},
     {"__release_buffer__", (PyCFunction)buffer_dunder_release_buffer, METH_VARARGS,
      "Not implemented yet."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyTypeObject BufferType = {
+    /* Kept as written: clang-format would join the next line to the macro. */
+    /* clang-format off */
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided.Buffer",
+    /* clang-format on */
     .tp_doc = "Memory of any kind (host, pinned, device, managed): an address, a "
               "size in bytes, and how the memory is released.\n\n"
               "Made by MemoryResource.allocate() or Buffer.from_handle(), not "

@@ -156,14 +156,14 @@ static PyObject *dtype_cache[STRIDED_DTYPE_FLOAT8_E8M0FNU + 1][17];
  * libstrided; ml_dtypes supplies bfloat16 and float8. */
 PyObject *strided_py_numpy_dtype_of(strided_dtype d)
 {
-    bool cacheable = d.lanes == 1 && d.code <= STRIDED_DTYPE_FLOAT8_E8M0FNU &&
-                     d.bits % 8 == 0 && d.bits / 8 <= 16;
+    bool cacheable = d.lanes == 1 && d.code <= STRIDED_DTYPE_FLOAT8_E8M0FNU && d.bits % 8 == 0 &&
+                     d.bits / 8 <= 16;
     if (cacheable && dtype_cache[d.code][d.bits / 8] != NULL)
         return Py_NewRef(dtype_cache[d.code][d.bits / 8]);
 
     if (d.lanes != 1)
-        return PyErr_Format(PyExc_NotImplementedError,
-                            "vector dtypes (lanes=%d) is not supported", (int)d.lanes);
+        return PyErr_Format(PyExc_NotImplementedError, "vector dtypes (lanes=%d) is not supported",
+                            (int)d.lanes);
     bool ml = d.code == STRIDED_DTYPE_BFLOAT ||
               (d.code >= STRIDED_DTYPE_FLOAT8_E3M4 && d.code <= STRIDED_DTYPE_FLOAT8_E8M0FNU);
     if (ml && !have_ml_dtypes()) {
@@ -171,13 +171,11 @@ PyObject *strided_py_numpy_dtype_of(strided_dtype d)
             return PyErr_Format(PyExc_NotImplementedError,
                                 "Support for bfloat16 within cuda-core requires "
                                 "`ml_dtypes`to be installed.");
-        return PyErr_Format(PyExc_TypeError, "Unsupported dtype. dtype code: %d",
-                            (int)d.code);
+        return PyErr_Format(PyExc_TypeError, "Unsupported dtype. dtype code: %d", (int)d.code);
     }
     int size;
     if (strided_dtype_itemsize(d, &size) != STRIDED_OK)
-        return PyErr_Format(PyExc_TypeError, "Unsupported dtype. dtype code: %d",
-                            (int)d.code);
+        return PyErr_Format(PyExc_TypeError, "Unsupported dtype. dtype code: %d", (int)d.code);
     char name[64];
     strided_dtype_format(d, name, sizeof name);
     PyObject *s = PyUnicode_FromString(name);

@@ -30,8 +30,7 @@ static PyObject **const table[][3] = {
     [STRIDED_ERR_OUT_OF_MEMORY] = {&PyExc_MemoryError, &PyExc_MemoryError, &PyExc_MemoryError},
     [STRIDED_ERR_UNSUPPORTED] = {&PyExc_NotImplementedError, &PyExc_BufferError,
                                  &PyExc_BufferError},
-    [STRIDED_ERR_PROTOCOL] = {&PyExc_AssertionError, &PyExc_AssertionError,
-                              &PyExc_AssertionError},
+    [STRIDED_ERR_PROTOCOL] = {&PyExc_AssertionError, &PyExc_AssertionError, &PyExc_AssertionError},
 };
 
 PyObject *strided_py_raise_at(strided_status status, strided_py_boundary where)

@@ -120,8 +120,11 @@ static void hold_dealloc(HoldObject *self)
 }
 
 static PyTypeObject HoldType = {
+    /* Kept as written: clang-format would join the next line to the macro. */
+    /* clang-format off */
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided._MemoryHold",
+    /* clang-format on */
     .tp_doc = "The reference a C buffer holds to the object behind its memory, as "
               "the garbage collector sees it. Internal.",
     .tp_basicsize = sizeof(HoldObject),

@@ -16,11 +16,11 @@
 #include "structmember.h"
 
 typedef struct {
-    PyObject_VAR_HEAD    /* ob_size is ndim */
-    int itemsize;
+    PyObject_VAR_HEAD /* ob_size is ndim */
+        int itemsize;
     char implicit_strides;
     long long slice_offset;
-    int64_t data[1];     /* shape[ndim] then strides[ndim] */
+    int64_t data[1]; /* shape[ndim] then strides[ndim] */
 } LayoutObject;
 
 static PyTypeObject LayoutType;
@@ -76,12 +76,11 @@ static PyObject *done(strided_status status, const strided_layout *result)
 /* A shape or strides argument: a tuple or list of integers. Writes its
  * length; converts the items only when there are at most 64 of them (a
  * longer one is reported by libstrided from its length alone). */
-static int as_int64_sequence(PyObject *obj, const char *what, int64_t *out,
-                             int *out_n)
+static int as_int64_sequence(PyObject *obj, const char *what, int64_t *out, int *out_n)
 {
     if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a tuple of integers, got %.200s",
-                     what, Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s must be a tuple of integers, got %.200s", what,
+                     Py_TYPE(obj)->tp_name);
         return -1;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
@@ -100,18 +99,15 @@ static int as_int64_sequence(PyObject *obj, const char *what, int64_t *out,
 }
 
 /* Axes: one integer, or a tuple or list of them (at most 64 converted). */
-static int as_axes(PyObject *obj, const char *what, bool allow_scalar, int *out,
-                   int *out_n)
+static int as_axes(PyObject *obj, const char *what, bool allow_scalar, int *out, int *out_n)
 {
     if (allow_scalar && PyIndex_Check(obj)) {
         *out_n = 1;
         return strided_py_as_int(obj, what, -1, &out[0]);
     }
     if (!PyTuple_Check(obj) && !PyList_Check(obj)) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s must be %sa tuple of integers, got %.200s", what,
-                     allow_scalar ? "an integer or " : "",
-                     Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s must be %sa tuple of integers, got %.200s", what,
+                     allow_scalar ? "an integer or " : "", Py_TYPE(obj)->tp_name);
         return -1;
     }
     Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
@@ -131,8 +127,7 @@ static int as_axes(PyObject *obj, const char *what, bool allow_scalar, int *out,
 
 /* A stride_order argument: 'C', 'F', ('K' when allow_keep) or a tuple or
  * list permutation. */
-static int as_order(PyObject *obj, bool allow_keep, strided_order *order,
-                    int *perm, int *nperm)
+static int as_order(PyObject *obj, bool allow_keep, strided_order *order, int *perm, int *nperm)
 {
     *nperm = 0;
     if (PyUnicode_Check(obj)) {
@@ -167,8 +162,8 @@ static int as_flag(PyObject *obj, int absent)
     return obj == NULL ? absent : PyObject_IsTrue(obj);
 }
 
-static PyObject *make_layout(PyObject *shape_obj, PyObject *strides_obj,
-                             PyObject *itemsize_obj, int divide)
+static PyObject *make_layout(PyObject *shape_obj, PyObject *strides_obj, PyObject *itemsize_obj,
+                             int divide)
 {
     int64_t shape[STRIDED_MAX_NDIM], strides[STRIDED_MAX_NDIM];
     int ndim, nstrides = 0, itemsize;
@@ -193,26 +188,23 @@ static PyObject *make_layout(PyObject *shape_obj, PyObject *strides_obj,
                             ndim, nstrides);
     }
     if (divide)
-        status = strided_layout_init_byte_strides(&l, ndim, shape,
-                                                  has_strides ? strides : NULL,
+        status = strided_layout_init_byte_strides(&l, ndim, shape, has_strides ? strides : NULL,
                                                   itemsize);
     else
-        status = strided_layout_init(&l, ndim, shape, has_strides ? strides : NULL,
-                                     itemsize);
+        status = strided_layout_init(&l, ndim, shape, has_strides ? strides : NULL, itemsize);
     return done(status, &l);
 }
 
-static const char *const init_names[] = {"shape", "strides", "itemsize",
-                                         "divide_strides", NULL};
+static const char *const init_names[] = {"shape", "strides", "itemsize", "divide_strides", NULL};
 
 /* StridedLayout(...) through vectorcall, the fast path every call takes. */
-static PyObject *layout_vectorcall(PyObject *type, PyObject *const *args,
-                                   size_t nargsf, PyObject *kwnames)
+static PyObject *layout_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames)
 {
     PyObject *a[4];
     (void)type;
-    if (strided_py_bind_args("StridedLayout", args, PyVectorcall_NARGS(nargsf),
-                             kwnames, init_names, 3, a) < 0)
+    if (strided_py_bind_args("StridedLayout", args, PyVectorcall_NARGS(nargsf), kwnames, init_names,
+                             3, a) < 0)
         return NULL;
     return make_layout(a[0], a[1], a[2], as_flag(a[3], 0));
 }
@@ -223,9 +215,8 @@ static PyObject *layout_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     PyObject *shape_obj, *strides_obj, *itemsize_obj;
     int divide = 0;
     (void)type;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|p:StridedLayout",
-                                     (char **)init_names, &shape_obj, &strides_obj,
-                                     &itemsize_obj, &divide))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|p:StridedLayout", (char **)init_names,
+                                     &shape_obj, &strides_obj, &itemsize_obj, &divide))
         return NULL;
     return make_layout(shape_obj, strides_obj, itemsize_obj, divide);
 }
@@ -261,8 +252,8 @@ static PyObject *to_dense_impl(LayoutObject *self, PyObject *order_obj)
     strided_layout in, out;
     unpack(self, &in);
     /* perm is only filled (and only read) for a permutation order. */
-    strided_status status = strided_layout_to_dense(
-        &in, order, nperm, order == STRIDED_ORDER_PERM ? perm : NULL, &out);
+    strided_status status =
+        strided_layout_to_dense(&in, order, nperm, order == STRIDED_ORDER_PERM ? perm : NULL, &out);
     if (status != STRIDED_OK)
         return strided_py_raise(status);
     /* Only the no-op cases can give back the input itself (a freshly built
@@ -272,8 +263,8 @@ static PyObject *to_dense_impl(LayoutObject *self, PyObject *order_obj)
     return pack(&out);
 }
 
-static PyObject *layout_dense_like(PyObject *unused, PyObject *const *args,
-                                   Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *layout_dense_like(PyObject *unused, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
 {
     static const char *const names[] = {"other", "stride_order", NULL};
     PyObject *a[2];
@@ -281,15 +272,17 @@ static PyObject *layout_dense_like(PyObject *unused, PyObject *const *args,
     if (strided_py_bind_args("dense_like", args, nargs, kwnames, names, 1, a) < 0)
         return NULL;
     if (!PyObject_TypeCheck(a[0], &LayoutType)) {
-        PyErr_Format(PyExc_TypeError, "dense_like() argument 'other' must be "
-                     "StridedLayout, not %.200s", Py_TYPE(a[0])->tp_name);
+        PyErr_Format(PyExc_TypeError,
+                     "dense_like() argument 'other' must be "
+                     "StridedLayout, not %.200s",
+                     Py_TYPE(a[0])->tp_name);
         return NULL;
     }
     return to_dense_impl((LayoutObject *)a[0], a[1]);
 }
 
-static PyObject *layout_to_dense(LayoutObject *self, PyObject *const *args,
-                                 Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *layout_to_dense(LayoutObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
 {
     static const char *const names[] = {"stride_order", NULL};
     PyObject *a[1];
@@ -377,13 +370,13 @@ static PyObject *get_volume(LayoutObject *self, void *closure)
     return PyLong_FromLongLong(strided_layout_volume(&l));
 }
 
-#define PREDICATE_GETTER(name)                                          \
-    static PyObject *get_##name(LayoutObject *self, void *closure)      \
-    {                                                                   \
-        (void)closure;                                                  \
-        strided_layout l;                                               \
-        unpack(self, &l);                                               \
-        return PyBool_FromLong(strided_layout_##name(&l));              \
+#define PREDICATE_GETTER(name)                                     \
+    static PyObject *get_##name(LayoutObject *self, void *closure) \
+    {                                                              \
+        (void)closure;                                             \
+        strided_layout l;                                          \
+        unpack(self, &l);                                          \
+        return PyBool_FromLong(strided_layout_##name(&l));         \
     }
 PREDICATE_GETTER(is_unique)
 PREDICATE_GETTER(is_contiguous_c)
@@ -479,8 +472,8 @@ static PyObject *layout_permuted(LayoutObject *self, PyObject *axes_obj)
     return done(strided_layout_permute(&l, naxes, axes, &l), &l);
 }
 
-static PyObject *layout_flattened(LayoutObject *self, PyObject *const *args,
-                                  Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *layout_flattened(LayoutObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
 {
     static const char *const names[] = {"start_axis", "end_axis", "mask", NULL};
     PyObject *a[3];
@@ -537,8 +530,8 @@ static PyObject *layout_broadcast_to(LayoutObject *self, PyObject *shape_obj)
     return done(strided_layout_broadcast(&l, ndim, shape, &l), &l);
 }
 
-static PyObject *layout_repacked(LayoutObject *self, PyObject *const *args,
-                                 Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *layout_repacked(LayoutObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
 {
     static const char *const names[] = {"itemsize", "data_ptr", "axis", "keep_dim", NULL};
     PyObject *a[4];
@@ -557,21 +550,17 @@ static PyObject *layout_repacked(LayoutObject *self, PyObject *const *args,
     }
     strided_layout l;
     unpack(self, &l);
-    return done(strided_layout_repack(&l, itemsize, (intptr_t)data_ptr, axis,
-                                      keep_dim, &l),
-                &l);
+    return done(strided_layout_repack(&l, itemsize, (intptr_t)data_ptr, axis, keep_dim, &l), &l);
 }
 
-static PyObject *layout_max_compatible_itemsize(LayoutObject *self,
-                                                PyObject *const *args,
+static PyObject *layout_max_compatible_itemsize(LayoutObject *self, PyObject *const *args,
                                                 Py_ssize_t nargs, PyObject *kwnames)
 {
     static const char *const names[] = {"max_itemsize", "data_ptr", "axis", NULL};
     PyObject *a[3];
     int max_itemsize = 16, axis = -1, result;
     int64_t data_ptr = 0;
-    if (strided_py_bind_args("max_compatible_itemsize", args, nargs, kwnames,
-                             names, 0, a) < 0)
+    if (strided_py_bind_args("max_compatible_itemsize", args, nargs, kwnames, names, 0, a) < 0)
         return NULL;
     if ((a[0] && strided_py_as_int(a[0], "max_itemsize", -1, &max_itemsize) < 0) ||
         (a[1] && strided_py_as_int64(a[1], "data_ptr", -1, &data_ptr) < 0) ||
@@ -579,8 +568,8 @@ static PyObject *layout_max_compatible_itemsize(LayoutObject *self,
         return NULL;
     strided_layout l;
     unpack(self, &l);
-    strided_status status = strided_layout_max_compatible_itemsize(
-        &l, max_itemsize, (intptr_t)data_ptr, axis, &result);
+    strided_status status =
+        strided_layout_max_compatible_itemsize(&l, max_itemsize, (intptr_t)data_ptr, axis, &result);
     if (status != STRIDED_OK)
         return strided_py_raise(status);
     return PyLong_FromLong(result);
@@ -609,8 +598,7 @@ static int as_index(PyObject *item, int pos, strided_index *out)
         *out = strided_index_at(v);
         return 0;
     }
-    PyErr_Format(PyExc_TypeError,
-                 "Invalid slice: %S. Expected slice instance or integer.", item);
+    PyErr_Format(PyExc_TypeError, "Invalid slice: %S. Expected slice instance or integer.", item);
     return -1;
 }
 
@@ -711,11 +699,11 @@ static PyObject *layout_repr(LayoutObject *self)
     if (strides != NULL) {
         if (self->slice_offset != 0)
             r = PyUnicode_FromFormat(
-                "StridedLayout(shape=%R, strides=%R, itemsize=%d, _slice_offset=%lld)",
-                shape, strides, self->itemsize, self->slice_offset);
+                "StridedLayout(shape=%R, strides=%R, itemsize=%d, _slice_offset=%lld)", shape,
+                strides, self->itemsize, self->slice_offset);
         else
-            r = PyUnicode_FromFormat("StridedLayout(shape=%R, strides=%R, itemsize=%d)",
-                                     shape, strides, self->itemsize);
+            r = PyUnicode_FromFormat("StridedLayout(shape=%R, strides=%R, itemsize=%d)", shape,
+                                     strides, self->itemsize);
     }
     Py_XDECREF(shape);
     Py_XDECREF(strides);
@@ -731,32 +719,34 @@ static PyGetSetDef layout_getset[] = {
      "The strides in bytes, or None for implicit strides.", NULL},
     {"stride_order", (getter)get_stride_order, NULL,
      "The axes from the largest |stride| to the smallest (ties: larger extent, "
-     "then lower axis).", NULL},
+     "then lower axis).",
+     NULL},
     {"volume", (getter)get_volume, NULL, "The number of elements.", NULL},
     {"is_unique", (getter)get_is_unique, NULL,
      "True if no two elements share an offset (may say False for some unique "
-     "interleaved layouts).", NULL},
+     "interleaved layouts).",
+     NULL},
     {"is_contiguous_c", (getter)get_is_contiguous_c, NULL,
      "C-contiguous (NumPy's relaxed rule: extent-1 axes ignored).", NULL},
-    {"is_contiguous_f", (getter)get_is_contiguous_f, NULL,
-     "F-contiguous (NumPy's relaxed rule).", NULL},
-    {"is_contiguous_any", (getter)get_is_contiguous_any, NULL,
-     "Contiguous in some axis order.", NULL},
-    {"is_dense", (getter)get_is_dense, NULL,
-     "Contiguous in some order and slice_offset == 0.", NULL},
+    {"is_contiguous_f", (getter)get_is_contiguous_f, NULL, "F-contiguous (NumPy's relaxed rule).",
+     NULL},
+    {"is_contiguous_any", (getter)get_is_contiguous_any, NULL, "Contiguous in some axis order.",
+     NULL},
+    {"is_dense", (getter)get_is_dense, NULL, "Contiguous in some order and slice_offset == 0.",
+     NULL},
     {"offset_bounds", (getter)get_offset_bounds, NULL,
      "(min_offset, max_offset) in elements, slice offset included; (0, -1) "
-     "when empty.", NULL},
+     "when empty.",
+     NULL},
     {"min_offset", (getter)get_min_offset, NULL, "The smallest element offset.", NULL},
     {"max_offset", (getter)get_max_offset, NULL, "The largest element offset.", NULL},
-    {"slice_offset_in_bytes", (getter)get_slice_offset_in_bytes, NULL,
-     "slice_offset * itemsize.", NULL},
+    {"slice_offset_in_bytes", (getter)get_slice_offset_in_bytes, NULL, "slice_offset * itemsize.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyMemberDef layout_members[] = {
-    {"itemsize", T_INT, offsetof(LayoutObject, itemsize), READONLY,
-     "Bytes per element."},
+    {"itemsize", T_INT, offsetof(LayoutObject, itemsize), READONLY, "Bytes per element."},
     {"slice_offset", T_LONGLONG, offsetof(LayoutObject, slice_offset), READONLY,
      "Element offset of index (0, ..., 0) from the base pointer."},
     {NULL, 0, 0, 0, NULL},
@@ -799,8 +789,7 @@ static PyMethodDef layout_methods[] = {
     {"repacked", (PyCFunction)(void (*)(void))layout_repacked, KW,
      "repacked(itemsize, data_ptr=0, axis=-1, keep_dim=True)\n--\n\n"
      "Reinterpret the elements at a new itemsize along a stride-1 axis."},
-    {"max_compatible_itemsize", (PyCFunction)(void (*)(void))layout_max_compatible_itemsize,
-     KW,
+    {"max_compatible_itemsize", (PyCFunction)(void (*)(void))layout_max_compatible_itemsize, KW,
      "max_compatible_itemsize(max_itemsize=16, data_ptr=0, axis=-1)\n--\n\n"
      "The largest itemsize repacked() accepts."},
     {"sliced", (PyCFunction)layout_sliced, METH_O,
@@ -823,8 +812,11 @@ static PyMappingMethods layout_mapping = {
 };
 
 static PyTypeObject LayoutType = {
+    /* Kept as written: clang-format would join the next line to the macro. */
+    /* clang-format off */
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided.StridedLayout",
+    /* clang-format on */
     .tp_doc = "StridedLayout(shape, strides, itemsize, divide_strides=False)\n--\n\n"
               "An immutable n-dimensional strided layout: shape, strides in "
               "elements (None: C-contiguous), itemsize in bytes and a slice "

@@ -86,7 +86,7 @@ static void restore_error(saved_error *e)
 static PyObject *deallocate_name; /* "deallocate" */
 static PyObject *allocate_name;   /* "allocate" */
 static PyObject *close_name;      /* "close" */
-static PyObject *stream_kwnames; /* ("stream",) */
+static PyObject *stream_kwnames;  /* ("stream",) */
 
 /* Whether obj's class, or a class it derives from, comes from the
  * cuda.core package: its allocate, deallocate and close take only a
@@ -97,9 +97,8 @@ static bool from_cuda_core(PyObject *obj)
     PyObject *mro = Py_TYPE(obj)->tp_mro;
     for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); i++) {
         PyObject *module = PyObject_GetAttrString(PyTuple_GET_ITEM(mro, i), "__module__");
-        const char *name = module != NULL && PyUnicode_Check(module)
-                               ? PyUnicode_AsUTF8(module)
-                               : NULL;
+        const char *name = module != NULL && PyUnicode_Check(module) ? PyUnicode_AsUTF8(module)
+                                                                     : NULL;
         bool hit = name != NULL && strncmp(name, "cuda.core", 9) == 0 &&
                    (name[9] == '\0' || name[9] == '.');
         Py_XDECREF(module);
@@ -146,8 +145,7 @@ static PyObject *stream_argument(bool cuda_core, void *stream)
 
 /* libstrided never allocates through a wrapper: Python resources allocate
  * in Python and hand the memory over with Buffer.from_handle(mr=...). */
-static strided_status wrapper_allocate(void *self, size_t size, void *stream,
-                                       void **out_ptr)
+static strided_status wrapper_allocate(void *self, size_t size, void *stream, void **out_ptr)
 {
     (void)self;
     (void)size;
@@ -262,13 +260,12 @@ static int read_props(PyObject *obj, const char *what, PyObject *method,
     props->pooled = false;
     if (PyType_Check(obj)) {
         PyErr_Format(PyExc_TypeError,
-                     "%s must be a memory resource, got the class %.200s (pass an instance)",
-                     what, ((PyTypeObject *)obj)->tp_name);
+                     "%s must be a memory resource, got the class %.200s (pass an instance)", what,
+                     ((PyTypeObject *)obj)->tp_name);
         return -1;
     }
     PyObject *bound = PyObject_GetAttr(obj, method);
-    if (bound == NULL ||
-        read_flag(obj, "is_host_accessible", -1, &props->host_accessible) < 0 ||
+    if (bound == NULL || read_flag(obj, "is_host_accessible", -1, &props->host_accessible) < 0 ||
         read_flag(obj, "is_device_accessible", -1, &props->device_accessible) < 0) {
         Py_XDECREF(bound);
         return strided_py_retype_attribute_error(
@@ -306,8 +303,7 @@ int strided_py_resource_of(PyObject *obj, strided_memory_resource **out)
 
 static PyObject *not_implemented(const char *what)
 {
-    PyErr_Format(PyExc_TypeError, "MemoryResource.%s must be implemented by subclasses.",
-                 what);
+    PyErr_Format(PyExc_TypeError, "MemoryResource.%s must be implemented by subclasses.", what);
     return NULL;
 }
 
@@ -321,8 +317,8 @@ static PyObject *base_allocate(PyObject *self, PyObject *const *args, Py_ssize_t
     return not_implemented("allocate");
 }
 
-static PyObject *base_deallocate(PyObject *self, PyObject *const *args,
-                                 Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *base_deallocate(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames)
 {
     (void)self;
     (void)args;
@@ -331,12 +327,12 @@ static PyObject *base_deallocate(PyObject *self, PyObject *const *args,
     return not_implemented("deallocate");
 }
 
-#define BASE_GETTER(name)                                               \
-    static PyObject *base_get_##name(PyObject *self, void *closure)     \
-    {                                                                   \
-        (void)self;                                                     \
-        (void)closure;                                                  \
-        return not_implemented(#name);                                  \
+#define BASE_GETTER(name)                                           \
+    static PyObject *base_get_##name(PyObject *self, void *closure) \
+    {                                                               \
+        (void)self;                                                 \
+        (void)closure;                                              \
+        return not_implemented(#name);                              \
     }
 BASE_GETTER(device_id)
 BASE_GETTER(is_device_accessible)
@@ -375,8 +371,7 @@ static PyMethodDef base_methods[] = {
 };
 
 static PyGetSetDef base_getset[] = {
-    {"device_id", base_get_device_id, NULL,
-     "The device the memory belongs to, -1 for none.", NULL},
+    {"device_id", base_get_device_id, NULL, "The device the memory belongs to, -1 for none.", NULL},
     {"is_device_accessible", base_get_is_device_accessible, NULL,
      "Whether a CUDA device can reach the memory.", NULL},
     {"is_host_accessible", base_get_is_host_accessible, NULL,
@@ -387,8 +382,11 @@ static PyGetSetDef base_getset[] = {
 };
 
 static PyTypeObject ResourceType = {
+    /* Kept as written: clang-format would join the next line to the macro. */
+    /* clang-format off */
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided.MemoryResource",
+    /* clang-format on */
     .tp_doc = "The interface of memory resources: allocate(size, stream=None), "
               "deallocate(ptr, size, stream=None), device_id, "
               "is_device_accessible, is_host_accessible and is_managed.\n\n"
@@ -415,8 +413,8 @@ static PyObject *raise_for(const strided_memory_resource *res, strided_status st
     return strided_py_raise(status);
 }
 
-static PyObject *resource_allocate(ResourceObject *self, PyObject *const *args,
-                                   Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *resource_allocate(ResourceObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
 {
     static const char *const names[] = {"size", "stream", NULL};
     PyObject *a[2];
@@ -438,8 +436,8 @@ static PyObject *resource_allocate(ResourceObject *self, PyObject *const *args,
 /* Free memory this resource allocated, by adopting it into a buffer and
  * releasing that: the C library's one way to call a resource's
  * deallocate. It works on a closed resource too, as cuda.core's. */
-static PyObject *resource_deallocate(ResourceObject *self, PyObject *const *args,
-                                     Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *resource_deallocate(ResourceObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames)
 {
     static const char *const names[] = {"ptr", "size", "stream", NULL};
     PyObject *a[3];
@@ -447,8 +445,7 @@ static PyObject *resource_deallocate(ResourceObject *self, PyObject *const *args
     size_t size;
     if (strided_py_bind_args("deallocate", args, nargs, kwnames, names, 2, a) < 0 ||
         strided_py_as_address(a[0], "ptr", &ptr) < 0 ||
-        strided_py_as_size(a[1], "size", &size) < 0 ||
-        strided_py_as_stream(a[2], &stream) < 0)
+        strided_py_as_size(a[1], "size", &size) < 0 || strided_py_as_stream(a[2], &stream) < 0)
         return NULL;
     strided_buffer *b;
     strided_status status = strided_buffer_wrap_resource(ptr, size, self->res, stream, &b);
@@ -476,10 +473,10 @@ static PyObject *get_device_id(ResourceObject *self, void *closure)
     return PyLong_FromLong(strided_memory_resource_properties(self->res).device_id);
 }
 
-#define PROPS_FLAG_GETTER(name, field)                                          \
-    static PyObject *get_##name(ResourceObject *self, void *closure)            \
-    {                                                                           \
-        (void)closure;                                                          \
+#define PROPS_FLAG_GETTER(name, field)                                               \
+    static PyObject *get_##name(ResourceObject *self, void *closure)                 \
+    {                                                                                \
+        (void)closure;                                                               \
         return PyBool_FromLong(strided_memory_resource_properties(self->res).field); \
     }
 PROPS_FLAG_GETTER(is_device_accessible, device_accessible)
@@ -535,14 +532,10 @@ static PyObject *get_preferred_location(ResourceObject *self, void *closure)
     (void)closure;
     strided_memory_location loc = strided_memory_resource_pool(self->res).location;
     switch (loc.type) {
-    case STRIDED_LOCATION_DEVICE:
-        return Py_BuildValue("(si)", "device", loc.id);
-    case STRIDED_LOCATION_HOST:
-        return Py_BuildValue("(sO)", "host", Py_None);
-    case STRIDED_LOCATION_HOST_NUMA:
-        return Py_BuildValue("(si)", "host_numa", loc.id);
-    default:
-        Py_RETURN_NONE;
+    case STRIDED_LOCATION_DEVICE: return Py_BuildValue("(si)", "device", loc.id);
+    case STRIDED_LOCATION_HOST: return Py_BuildValue("(sO)", "host", Py_None);
+    case STRIDED_LOCATION_HOST_NUMA: return Py_BuildValue("(si)", "host_numa", loc.id);
+    default: Py_RETURN_NONE;
     }
 }
 
@@ -573,8 +566,7 @@ static void attributes_dealloc(AttributesObject *self)
 }
 
 /* Read res's attributes into *out; -1 with the exception set. */
-static int read_attributes(const strided_memory_resource *res,
-                           strided_memory_pool_attributes *out)
+static int read_attributes(const strided_memory_resource *res, strided_memory_pool_attributes *out)
 {
     strided_status status;
     Py_BEGIN_ALLOW_THREADS
@@ -626,9 +618,11 @@ static PyObject *attributes_repr(AttributesObject *self)
         (unsigned long long)a.used_mem_current, (unsigned long long)a.used_mem_high);
 }
 
-#define ATTRIBUTE(field, doc)                                                  \
-    {#field, (getter)get_attribute, NULL, doc,                                  \
-     (void *)offsetof(strided_memory_pool_attributes, field)}
+#define ATTRIBUTE(field, doc)                                       \
+    {                                                               \
+#field, (getter)get_attribute, NULL, doc,                   \
+            (void *)offsetof(strided_memory_pool_attributes, field) \
+    }
 
 static PyGetSetDef attributes_getset[] = {
     ATTRIBUTE(reuse_follow_event_dependencies,
@@ -646,8 +640,11 @@ static PyGetSetDef attributes_getset[] = {
 #undef ATTRIBUTE
 
 static PyTypeObject AttributesType = {
+    /* Kept as written: clang-format would join the next line to the macro. */
+    /* clang-format off */
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided._MemPoolAttributes",
+    /* clang-format on */
     .tp_doc = "The attributes of a memory resource's pool (cuMemPoolGetAttribute), read "
               "at every access; reading them from a closed resource raises RuntimeError.",
     .tp_basicsize = sizeof(AttributesObject),
@@ -680,9 +677,8 @@ static PyObject *resource_repr(ResourceObject *self)
 {
     const char *name = strrchr(Py_TYPE(self)->tp_name, '.');
     name = name ? name + 1 : Py_TYPE(self)->tp_name;
-    return PyUnicode_FromFormat(
-        "<%s device_id=%d>", name,
-        strided_memory_resource_properties(self->res).device_id);
+    return PyUnicode_FromFormat("<%s device_id=%d>", name,
+                                strided_memory_resource_properties(self->res).device_id);
 }
 
 /* A new object of type holding res (taken); on failure res is released. */
@@ -699,17 +695,16 @@ static PyObject *resource_object(PyTypeObject *type, strided_memory_resource *re
 
 /* Creating a CUDA resource may load and initialize the driver: seconds, the
  * first time, without the GIL. */
-#define CREATE_WITHOUT_GIL(status, call)                                        \
-    do {                                                                        \
-        Py_BEGIN_ALLOW_THREADS                                                  \
-        (status) = (call);                                                      \
-        Py_END_ALLOW_THREADS                                                    \
+#define CREATE_WITHOUT_GIL(status, call) \
+    do {                                 \
+        Py_BEGIN_ALLOW_THREADS(status)   \
+        = (call);                        \
+        Py_END_ALLOW_THREADS             \
     } while (0)
 
 /* The object of type for a resource a create function made, or the
  * exception for its failure. */
-static PyObject *created(PyTypeObject *type, strided_status status,
-                         strided_memory_resource *res)
+static PyObject *created(PyTypeObject *type, strided_status status, strided_memory_resource *res)
 {
     if (status != STRIDED_OK)
         return strided_py_raise(status);
@@ -774,8 +769,7 @@ static PyObject *host_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     static char *names[] = {"alignment", NULL};
     PyObject *alignment_obj = NULL;
     size_t alignment = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:HostMemoryResource", names,
-                                     &alignment_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:HostMemoryResource", names, &alignment_obj))
         return NULL;
     if (alignment_obj != NULL && strided_py_as_size(alignment_obj, "alignment", &alignment) < 0)
         return NULL;
@@ -788,8 +782,7 @@ static PyObject *pinned_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 {
     static char *names[] = {"options", NULL};
     PyObject *options_obj = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:PinnedMemoryResource", names,
-                                     &options_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:PinnedMemoryResource", names, &options_obj))
         return NULL;
     PyObject *options = options_of("PinnedMemoryResourceOptions", options_obj,
                                    "PinnedMemoryResource options");
@@ -827,8 +820,8 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     static char *names[] = {"device_id", "options", NULL};
     PyObject *device_obj, *options_obj = NULL;
     int device;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:DeviceMemoryResource", names,
-                                     &device_obj, &options_obj) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:DeviceMemoryResource", names, &device_obj,
+                                     &options_obj) ||
         strided_py_as_device_id(device_obj, "device_id", &device) < 0)
         return NULL;
     PyObject *options = options_of("DeviceMemoryResourceOptions", options_obj,
@@ -883,9 +876,9 @@ static PyObject *managed_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     int rc = 0;
     if (options != Py_None) {
         PyObject *t = PyObject_GetAttrString(options, "preferred_location_type");
-        rc = t == NULL ? -1 : read_int_field(options, "preferred_location",
-                                             &o.has_preferred_location,
-                                             &o.preferred_location);
+        rc = t == NULL ? -1
+                       : read_int_field(options, "preferred_location", &o.has_preferred_location,
+                                        &o.preferred_location);
         if (rc == 0 && t != Py_None) {
             /* A str (cuda.core's ManagedMemoryLocationType is one) by its
              * value; anything else by its str(), which no type matches. */
@@ -900,8 +893,8 @@ static PyObject *managed_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     strided_memory_resource *res = NULL;
     strided_status status = STRIDED_OK;
     if (rc == 0)
-        CREATE_WITHOUT_GIL(status, strided_managed_pool_resource_create(
-                                       device, given ? &o : NULL, &res));
+        CREATE_WITHOUT_GIL(status,
+                           strided_managed_pool_resource_create(device, given ? &o : NULL, &res));
     Py_XDECREF(type_name);
     return rc < 0 ? NULL : created(type, status, res);
 }
@@ -938,39 +931,50 @@ static PyMethodDef pool_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-#define GETTER(name, fn, doc) {name, (getter)(fn), NULL, doc, NULL}
-#define CONSTANT(name, value, doc) {name, (getter)get_constant, NULL, doc, (void *)(value)}
-#define RAISES(name, message, doc)                                              \
-    {name, (getter)get_runtime_error, NULL, doc, (void *)(message)}
+#define GETTER(name, fn, doc)               \
+    {                                       \
+        name, (getter)(fn), NULL, doc, NULL \
+    }
+#define CONSTANT(name, value, doc)                             \
+    {                                                          \
+        name, (getter)get_constant, NULL, doc, (void *)(value) \
+    }
+#define RAISES(name, message, doc)                                    \
+    {                                                                 \
+        name, (getter)get_runtime_error, NULL, doc, (void *)(message) \
+    }
 
-#define RESOURCE_GETSET(device_id)                                              \
-    device_id,                                                                  \
-    GETTER("is_device_accessible", get_is_device_accessible,                    \
-           "Whether a CUDA device can reach the memory."),                       \
-    GETTER("is_host_accessible", get_is_host_accessible,                        \
-           "Whether the host can reach the memory."),                            \
-    GETTER("is_managed", get_is_managed, "Whether the memory is CUDA managed memory.")
+#define RESOURCE_GETSET(device_id)                               \
+    device_id,                                                   \
+        GETTER("is_device_accessible", get_is_device_accessible, \
+               "Whether a CUDA device can reach the memory."),   \
+        GETTER("is_host_accessible", get_is_host_accessible,     \
+               "Whether the host can reach the memory."),        \
+        GETTER("is_managed", get_is_managed, "Whether the memory is CUDA managed memory.")
 
-#define POOL_GETSET                                                             \
-    GETTER("is_closed", get_is_closed, "Whether close() was called."),           \
-    GETTER("is_handle_owned", get_is_handle_owned,                              \
-           "Whether this resource created its pool and destroys it; False "      \
-           "once closed."),                                                      \
-    GETTER("handle", get_handle,                                                \
-           "The pool (a CUmemoryPool) as an int; 0 without a pool and once "     \
-           "closed."),                                                           \
-    GETTER("attributes", get_attributes,                                        \
-           "The pool's attributes (_MemPoolAttributes). RuntimeError once "      \
-           "closed, NotImplementedError for a resource without a pool."),        \
-    CONSTANT("is_ipc_enabled", Py_False, "False: IPC-enabled pools are not supported yet."), \
-    CONSTANT("is_mapped", Py_False, "False: no pool is imported from another process."), \
-    CONSTANT("uuid", Py_None, "None: the pool is not IPC-enabled."),            \
-    RAISES("allocation_handle", "Memory resource is not IPC-enabled",           \
-           "RuntimeError: the pool is not IPC-enabled.")
+#define POOL_GETSET                                                                              \
+    GETTER("is_closed", get_is_closed, "Whether close() was called."),                           \
+        GETTER("is_handle_owned", get_is_handle_owned,                                           \
+               "Whether this resource created its pool and destroys it; False "                  \
+               "once closed."),                                                                  \
+        GETTER("handle", get_handle,                                                             \
+               "The pool (a CUmemoryPool) as an int; 0 without a pool and once "                 \
+               "closed."),                                                                       \
+        GETTER("attributes", get_attributes,                                                     \
+               "The pool's attributes (_MemPoolAttributes). RuntimeError once "                  \
+               "closed, NotImplementedError for a resource without a pool."),                    \
+        CONSTANT("is_ipc_enabled", Py_False, "False: IPC-enabled pools are not supported yet."), \
+        CONSTANT("is_mapped", Py_False, "False: no pool is imported from another process."),     \
+        CONSTANT("uuid", Py_None, "None: the pool is not IPC-enabled."),                         \
+        RAISES("allocation_handle", "Memory resource is not IPC-enabled",                        \
+               "RuntimeError: the pool is not IPC-enabled.")
 
-#define END_GETSET {NULL, NULL, NULL, NULL, NULL}
+#define END_GETSET                   \
+    {                                \
+        NULL, NULL, NULL, NULL, NULL \
+    }
 
-#define DEVICE_ID                                                               \
+#define DEVICE_ID \
     GETTER("device_id", get_device_id, "The device the memory belongs to, -1 for none.")
 
 static PyGetSetDef host_getset[] = {RESOURCE_GETSET(DEVICE_ID), END_GETSET};
@@ -992,6 +996,8 @@ static PyGetSetDef managed_getset[] = {
            "'device', 'host' (id None) or 'host_numa'."),
     END_GETSET};
 
+/* Kept as written: clang-format would join PyVarObject_HEAD_INIT to the next line. */
+/* clang-format off */
 #define BUILTIN_TYPE(var, name, new_fn, methods, getset, doc)                   \
     static PyTypeObject var = {                                                 \
         PyVarObject_HEAD_INIT(NULL, 0)                                          \
@@ -1006,6 +1012,7 @@ static PyGetSetDef managed_getset[] = {
         .tp_methods = methods,                                                  \
         .tp_getset = getset,                                                    \
     }
+/* clang-format on */
 
 BUILTIN_TYPE(HostType, "HostMemoryResource", host_new, builtin_methods, host_getset,
              "HostMemoryResource(alignment=0)\n--\n\n"
@@ -1019,8 +1026,8 @@ BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new, pool_methods, pinne
              "stream order. Without options, strided's own: cuMemHostAlloc, no pool "
              "(cuda.core uses the driver's current host pool). Raises RuntimeError "
              "without a CUDA driver.");
-BUILTIN_TYPE(LegacyPinnedType, "LegacyPinnedMemoryResource", legacy_pinned_new,
-             builtin_methods, legacy_pinned_getset,
+BUILTIN_TYPE(LegacyPinnedType, "LegacyPinnedMemoryResource", legacy_pinned_new, builtin_methods,
+             legacy_pinned_getset,
              "LegacyPinnedMemoryResource()\n--\n\n"
              "Page-locked host memory from cuMemAllocHost, freed with cuMemFreeHost "
              "after synchronizing the deallocation stream. device_id raises "
@@ -1062,7 +1069,7 @@ int strided_py_add_resource_types(PyObject *module)
         if (stream_kwnames == NULL)
             return -1;
     }
-    PyTypeObject *types[] = {&ResourceType, &HostType,   &PinnedType,      &LegacyPinnedType,
+    PyTypeObject *types[] = {&ResourceType, &HostType,    &PinnedType,    &LegacyPinnedType,
                              &DeviceType,   &ManagedType, &AttributesType};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         const char *name = strrchr(types[i]->tp_name, '.') + 1;
@@ -1078,7 +1085,7 @@ int strided_py_add_resource_types(PyObject *module)
 typedef struct held_allocation {
     struct held_allocation *next;
     void *ptr;
-    size_t size;       /* obj.size: what libstrided checks the request against */
+    size_t size; /* obj.size: what libstrided checks the request against */
     PyObject *buffer;
 } held_allocation;
 
@@ -1109,7 +1116,7 @@ typedef struct {
                          or for cuda.core's resources a cuda.core Stream */
     bool cuda_core;   /* mr is one of cuda.core's (from_cuda_core) */
     held_allocation *held;
-    PyObject *error;  /* the first exception allocate() raised, or NULL */
+    PyObject *error; /* the first exception allocate() raised, or NULL */
 } allocating;
 
 /* The address and size of the Buffer-like object that allocate()
@@ -1152,8 +1159,7 @@ static int allocation_of(PyObject *buffer, void **out_ptr, size_t *out_size)
     return rc;
 }
 
-static strided_status allocating_allocate(void *self, size_t size, void *stream,
-                                          void **out_ptr)
+static strided_status allocating_allocate(void *self, size_t size, void *stream, void **out_ptr)
 {
     (void)stream; /* the Python stream object stands for it */
     allocating *a = self;

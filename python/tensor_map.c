@@ -371,7 +371,11 @@ static void map_dealloc(map_object *self)
 }
 
 static PyTypeObject map_type = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "strided._TensorMap",
+    /* Kept as written: clang-format would join the next line to the macro. */
+    /* clang-format off */
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "strided._TensorMap",
+    /* clang-format on */
     .tp_doc = "A tiled tensor map of a StridedMemoryView: the driver's 128-byte descriptor "
               "(the buffer protocol gives it) and what it was encoded from. "
               "TensorMapDescriptor wraps it.",

@@ -18,8 +18,8 @@ static PyObject *tensor_type, *parameter_type; /* strong, once torch is seen */
 static PyObject *strided_layout_obj;           /* torch.strided */
 static PyObject *raw_stream_fn;                /* torch._C._cuda_getCurrentRawStream */
 static PyObject *dtype_map;                    /* torch dtype -> packed strided_dtype */
-static PyObject *s_data_ptr, *s_stride, *s_shape, *s_dtype, *s_layout, *s_is_cuda,
-    *s_is_cpu, *s_get_device, *s_is_conj, *s_is_neg;
+static PyObject *s_data_ptr, *s_stride, *s_shape, *s_dtype, *s_layout, *s_is_cuda, *s_is_cpu,
+    *s_get_device, *s_is_conj, *s_is_neg;
 
 /* Look torch up in sys.modules (not importing it) and keep what the fast
  * path needs. 1 when torch is there, 0 when not, -1 with an exception. */
@@ -102,8 +102,7 @@ static int torch_dtype(PyObject *dtype, strided_dtype *out)
         if (strncmp(text, "torch.", 6) == 0)
             text += 6;
         strided_dtype d;
-        long packed = strided_dtype_parse(text, &d) == STRIDED_OK ? d.code | (long)d.bits << 8
-                                                                   : -1;
+        long packed = strided_dtype_parse(text, &d) == STRIDED_OK ? d.code | (long)d.bits << 8 : -1;
         Py_DECREF(name);
         known = PyLong_FromLong(packed);
         if (known == NULL || PyDict_SetItem(dtype_map, dtype, known) < 0) {

@@ -52,8 +52,8 @@ extern PyTypeObject strided_py_view_type;
 
 /* A new view object taking v (its buffer reference); the object fields are
  * new references. On failure v is released and NULL returned. */
-strided_py_view *strided_py_view_new(strided_view *v, PyObject *exporting_obj,
-                                     PyObject *layout, PyObject *base, PyObject *dtype);
+strided_py_view *strided_py_view_new(strided_view *v, PyObject *exporting_obj, PyObject *layout,
+                                     PyObject *base, PyObject *dtype);
 
 /* self (may be NULL), counted in hold (may be NULL), the hold of the memory
  * its buffer reference is to: a view of a Buffer, or another view of the
@@ -118,9 +118,9 @@ PyObject *strided_py_view_cuda_array_interface(strided_py_view *self, void *clos
 int strided_py_add_dlpack_exchange_api(PyTypeObject *type);
 
 /* view_copy.c */
-PyObject *strided_py_view_copy_from(strided_py_view *self, PyObject *const *args,
-                                    Py_ssize_t nargs, PyObject *kwnames);
-PyObject *strided_py_view_copy_to(strided_py_view *self, PyObject *const *args,
-                                  Py_ssize_t nargs, PyObject *kwnames);
+PyObject *strided_py_view_copy_from(strided_py_view *self, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames);
+PyObject *strided_py_view_copy_to(strided_py_view *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames);
 
 #endif

@@ -61,8 +61,7 @@ static int copy_allocator_of(PyObject *allocator, PyObject *stream, copy_allocat
             if (!PyUnicode_Check(key) || (PyUnicode_CompareWithASCIIString(key, "host") != 0 &&
                                           PyUnicode_CompareWithASCIIString(key, "device") != 0)) {
                 PyErr_Format(PyExc_ValueError,
-                             "allocator: unknown key %R (the keys are 'host' and 'device')",
-                             key);
+                             "allocator: unknown key %R (the keys are 'host' and 'device')", key);
                 return -1;
             }
         }
@@ -102,8 +101,8 @@ static void copy_allocator_done(copy_allocator *a, bool failed)
 
 /* dst.copy_from(src): the arguments of copy_from and copy_to, checked, and
  * the copy run with the GIL released. */
-static PyObject *copy_views(strided_py_view *dst, strided_py_view *src,
-                            PyObject *stream_obj, PyObject *allocator, PyObject *blocking)
+static PyObject *copy_views(strided_py_view *dst, strided_py_view *src, PyObject *stream_obj,
+                            PyObject *allocator, PyObject *blocking)
 {
     unsigned flags = STRIDED_COPY_DEFAULT;
     void *stream = NULL;
@@ -152,15 +151,15 @@ static PyObject *copy_views(strided_py_view *dst, strided_py_view *src,
 static strided_py_view *view_arg(const char *name, PyObject *obj)
 {
     if (!PyObject_TypeCheck(obj, &strided_py_view_type)) {
-        PyErr_Format(PyExc_TypeError, "%s: other must be a StridedMemoryView, got %.200s",
-                     name, Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s: other must be a StridedMemoryView, got %.200s", name,
+                     Py_TYPE(obj)->tp_name);
         return NULL;
     }
     return (strided_py_view *)obj;
 }
 
 PyObject *strided_py_view_copy_from(strided_py_view *self, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
+                                    PyObject *kwnames)
 {
     PyObject *a[4];
     if (strided_py_bind_args("copy_from", args, nargs, kwnames, copy_names, 1, a) < 0)
@@ -170,7 +169,7 @@ PyObject *strided_py_view_copy_from(strided_py_view *self, PyObject *const *args
 }
 
 PyObject *strided_py_view_copy_to(strided_py_view *self, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames)
+                                  PyObject *kwnames)
 {
     PyObject *a[4];
     if (strided_py_bind_args("copy_to", args, nargs, kwnames, copy_names, 1, a) < 0)
@@ -178,4 +177,3 @@ PyObject *strided_py_view_copy_to(strided_py_view *self, PyObject *const *args, 
     strided_py_view *dst = view_arg("copy_to", a[0]);
     return dst ? copy_views(dst, self, a[1], a[2], a[3]) : NULL;
 }
-

@@ -98,17 +98,15 @@ static int dl_device_of(PyObject *obj, bool *given, int64_t *type, int64_t *id)
                : 0;
 }
 
-static const char *const dlpack_names[] = {"stream", "max_version", "dl_device", "copy",
-                                           NULL};
+static const char *const dlpack_names[] = {"stream", "max_version", "dl_device", "copy", NULL};
 
 PyObject *strided_py_view_dunder_dlpack(strided_py_view *self, PyObject *const *args,
-                                    Py_ssize_t nargs, PyObject *kwnames)
+                                        Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *a[4];
     if (nargs > 0)
         return PyErr_Format(PyExc_TypeError,
-                            "__dlpack__() takes no positional arguments (%zd given)",
-                            nargs);
+                            "__dlpack__() takes no positional arguments (%zd given)", nargs);
     if (strided_py_bind_args("__dlpack__", args, nargs, kwnames, dlpack_names, 0, a) < 0)
         return NULL;
     /* The stream is checked by DLPack's rules (libstrided decides); a view
@@ -228,11 +226,10 @@ static PyObject *interface_of(strided_py_view *self, unsigned long long data, bo
     PyObject *descr = PyObject_GetAttrString(dtype, "descr");
     PyObject *result = NULL;
     if (shape != NULL && typestr != NULL && descr != NULL)
-        result = Py_BuildValue("{s:i,s:O,s:O,s:(NO),s:O,s:O}", "version", 3, "typestr",
-                               typestr, "descr", descr, "data",
-                               PyLong_FromUnsignedLongLong(data),
-                               self->view.readonly ? Py_True : Py_False, "shape", shape,
-                               "strides", strides);
+        result = Py_BuildValue("{s:i,s:O,s:O,s:(NO),s:O,s:O}", "version", 3, "typestr", typestr,
+                               "descr", descr, "data", PyLong_FromUnsignedLongLong(data),
+                               self->view.readonly ? Py_True : Py_False, "shape", shape, "strides",
+                               strides);
     if (result != NULL && cuda && PyDict_SetItemString(result, "stream", Py_None) < 0)
         Py_CLEAR(result);
     Py_XDECREF(shape);
@@ -269,4 +266,3 @@ PyObject *strided_py_view_cuda_array_interface(strided_py_view *self, void *clos
     }
     return interface_of(self, dptr, true, "__cuda_array_interface__");
 }
-

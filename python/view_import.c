@@ -32,11 +32,10 @@ int strided_py_init_view_import(void)
     name_ai = PyUnicode_InternFromString("__array_interface__");
     kw_stream = Py_BuildValue("(s)", "stream");
     kw_stream_max_version = Py_BuildValue("(ss)", "stream", "max_version");
-    our_max_version =
-        Py_BuildValue("(ii)", STRIDED_DLPACK_MAJOR_VERSION, STRIDED_DLPACK_MINOR_VERSION);
-    if (name_dlpack == NULL || name_dlpack_device == NULL || name_cai == NULL ||
-        name_ai == NULL || kw_stream == NULL || kw_stream_max_version == NULL ||
-        our_max_version == NULL)
+    our_max_version = Py_BuildValue("(ii)", STRIDED_DLPACK_MAJOR_VERSION,
+                                    STRIDED_DLPACK_MINOR_VERSION);
+    if (name_dlpack == NULL || name_dlpack_device == NULL || name_cai == NULL || name_ai == NULL ||
+        kw_stream == NULL || kw_stream_max_version == NULL || our_max_version == NULL)
         return -1;
     for (int k = 0; k < K_COUNT; k++)
         if ((keys[k] = PyUnicode_InternFromString(key_names[k])) == NULL)
@@ -145,8 +144,8 @@ static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
     if (request_stream(stream_ptr, &stream, &value) < 0)
         return 1;
     Py_XDECREF(stream);
-    status = strided_dlpack_request_make(d.device.device_type, d.device.device_id,
-                                         stream != NULL, value, &request);
+    status = strided_dlpack_request_make(d.device.device_type, d.device.device_id, stream != NULL,
+                                         value, &request);
     if (status != STRIDED_OK) {
         strided_py_raise_at(status, STRIDED_PY_INTERFACE);
         return 1;
@@ -247,8 +246,7 @@ PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_s
 {
     (void)cls;
     PyObject *a[2];
-    if (strided_py_bind_args("from_dlpack", args, nargs, kwnames, from_dlpack_names, 1, a) <
-        0)
+    if (strided_py_bind_args("from_dlpack", args, nargs, kwnames, from_dlpack_names, 1, a) < 0)
         return NULL;
     PyObject *obj = a[0], *stream_ptr = a[1] ? a[1] : Py_None;
     PyObject *result;
@@ -265,8 +263,7 @@ PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_s
     if (rc < 0 || request_stream(stream_ptr, &stream, &value) < 0)
         return NULL;
     strided_dlpack_request request;
-    strided_status status =
-        strided_dlpack_request_make(type, id, stream != NULL, value, &request);
+    strided_status status = strided_dlpack_request_make(type, id, stream != NULL, value, &request);
     if (status != STRIDED_OK) {
         Py_XDECREF(stream);
         return strided_py_raise_at(status, STRIDED_PY_DLPACK);
@@ -290,8 +287,8 @@ PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_s
     strided_py_view *self = strided_py_view_new(&v, obj, NULL, NULL, NULL);
     /* A strided view's tensor holds its C buffer: chain the holds, so that
      * a cycle through both memories can be collected (hold.c). */
-    PyObject *inner =
-        Py_IS_TYPE(obj, &strided_py_view_type) ? ((strided_py_view *)obj)->hold : NULL;
+    PyObject *inner = Py_IS_TYPE(obj, &strided_py_view_type) ? ((strided_py_view *)obj)->hold
+                                                             : NULL;
     if (self == NULL || inner == NULL)
         return (PyObject *)self;
     return strided_py_view_joined_new(self, strided_py_hold_new_chained(self->view.buffer, inner));
@@ -299,10 +296,12 @@ PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_s
 
 /* "__array_interface__['key']" of either interface, for messages; K_COUNT
  * is data[0]. */
+/* clang-format off */
 #define KEY_LABELS(attr)                                                              \
-    {attr "['version']", attr "['mask']",   attr "['data']",   attr "['shape']",      \
+    {attr "['version']", attr "['mask']",    attr "['data']",   attr "['shape']",     \
      attr "['strides']", attr "['typestr']", attr "['stream']", attr "['descr']",     \
      attr "['data'][0]"}
+/* clang-format on */
 static const char *const key_labels[2][K_COUNT + 1] = {KEY_LABELS("__array_interface__"),
                                                        KEY_LABELS("__cuda_array_interface__")};
 #undef KEY_LABELS
@@ -361,8 +360,7 @@ typedef struct {
 
 /* obj.<attr> as a dict, with its version and mask checked first (cuda.core
  * checks them before anything else). New reference. */
-static PyObject *interface_dict(PyObject *obj, strided_interface_kind kind,
-                                interface_read *out)
+static PyObject *interface_dict(PyObject *obj, strided_interface_kind kind, interface_read *out)
 {
     const char *attr = attr_names[kind];
     PyObject *d = PyObject_GetAttr(obj, kind == STRIDED_INTERFACE_CUDA ? name_cai : name_ai);
@@ -374,8 +372,7 @@ static PyObject *interface_dict(PyObject *obj, strided_interface_kind kind,
         return NULL;
     }
     if (!PyDict_Check(d)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a dict, got %.200s", attr,
-                     Py_TYPE(d)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s must be a dict, got %.200s", attr, Py_TYPE(d)->tp_name);
         goto fail;
     }
     PyObject *item = dict_get(d, kind, K_VERSION, true);
@@ -387,8 +384,8 @@ static PyObject *interface_dict(PyObject *obj, strided_interface_kind kind,
         goto fail;
     out->desc.kind = kind;
     out->desc.has_mask = mask != NULL;
-    strided_status status =
-        strided_interface_check_header(kind, out->desc.version, out->desc.has_mask);
+    strided_status status = strided_interface_check_header(kind, out->desc.version,
+                                                           out->desc.has_mask);
     if (status != STRIDED_OK) {
         strided_py_raise_at(status, STRIDED_PY_INTERFACE);
         goto fail;
@@ -460,8 +457,8 @@ static int read_interface(PyObject *d, bool with_stream, interface_read *out)
     item = dict_given(d, kind, K_STRIDES);
     if (item == NULL && PyErr_Occurred())
         return -1;
-    if (item != NULL && int64_sequence(item, labels[K_STRIDES], out->strides,
-                                       &out->desc.nstrides) < 0)
+    if (item != NULL &&
+        int64_sequence(item, labels[K_STRIDES], out->strides, &out->desc.nstrides) < 0)
         return -1;
     if ((item = dict_get(d, kind, K_TYPESTR, true)) == NULL)
         return -1;
@@ -486,8 +483,7 @@ static int read_interface(PyObject *d, bool with_stream, interface_read *out)
 
 /* The view of what obj's interface dict describes; stream_ptr for CUDA
  * (None: not given). */
-static PyObject *import_interface(PyObject *obj, strided_interface_kind kind,
-                                  PyObject *stream_ptr)
+static PyObject *import_interface(PyObject *obj, strided_interface_kind kind, PyObject *stream_ptr)
 {
     interface_read r;
     r.desc = (strided_interface_desc){0};
@@ -542,8 +538,8 @@ PyObject *strided_py_view_from_cai(PyObject *cls, PyObject *const *args, Py_ssiz
 {
     (void)cls;
     PyObject *a[2];
-    if (strided_py_bind_args("from_cuda_array_interface", args, nargs, kwnames, from_cai_names,
-                             1, a) < 0)
+    if (strided_py_bind_args("from_cuda_array_interface", args, nargs, kwnames, from_cai_names, 1,
+                             a) < 0)
         return NULL;
     return import_interface(a[0], STRIDED_INTERFACE_CUDA, a[1] ? a[1] : Py_None);
 }
@@ -603,8 +599,7 @@ static PyObject *from_any(PyObject *cls, PyObject *obj, PyObject *stream_ptr)
         if (stream_ptr != Py_None && consumer_stream(stream_ptr, &unused) < 0)
             return NULL;
         return strided_py_view_from_array_interface(cls, obj);
-    default:
-        return NULL;
+    default: return NULL;
     }
 }
 
@@ -614,8 +609,7 @@ PyObject *strided_py_view_from_any(PyObject *cls, PyObject *const *args, Py_ssiz
                                    PyObject *kwnames)
 {
     PyObject *a[2];
-    if (strided_py_bind_args("from_any_interface", args, nargs, kwnames, from_any_names, 1, a) <
-        0)
+    if (strided_py_bind_args("from_any_interface", args, nargs, kwnames, from_any_names, 1, a) < 0)
         return NULL;
     return from_any(cls, a[0], a[1] ? a[1] : Py_None);
 }

@@ -20,8 +20,8 @@ PyObject *strided_py_view_dtype(strided_py_view *self)
     return self->dtype;
 }
 
-strided_py_view *strided_py_view_new(strided_view *v, PyObject *exporting_obj,
-                                     PyObject *layout, PyObject *base, PyObject *dtype)
+strided_py_view *strided_py_view_new(strided_view *v, PyObject *exporting_obj, PyObject *layout,
+                                     PyObject *base, PyObject *dtype)
 {
     strided_py_view *self = PyObject_GC_New(strided_py_view, &strided_py_view_type);
     if (self == NULL) {
@@ -77,10 +77,9 @@ PyObject *strided_py_int64_tuple(int n, const int64_t *v, int64_t scale)
     return t;
 }
 
-static const char *const from_buffer_names[] = {"buffer", "shape", "strides", "itemsize",
-                                                "dtype", "is_readonly", NULL};
-static const char *const from_layout_names[] = {"buffer", "layout", "dtype",
-                                                "is_readonly", NULL};
+static const char *const from_buffer_names[] = {"buffer", "shape",       "strides", "itemsize",
+                                                "dtype",  "is_readonly", NULL};
+static const char *const from_layout_names[] = {"buffer", "layout", "dtype", "is_readonly", NULL};
 
 /* from_buffer in both of cuda.core's forms: (buffer, shape, strides=None,
  * *, itemsize=None, dtype=None, is_readonly=False), and (buffer, layout,
@@ -100,8 +99,7 @@ static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize
     PyObject *a[6];
     PyObject *layout_obj = NULL, *buffer = NULL, *dtype_arg, *readonly_arg;
     if (layout_form) {
-        if (strided_py_bind_args("from_buffer", args, nargs, kwnames, from_layout_names, 2,
-                                 a) < 0)
+        if (strided_py_bind_args("from_buffer", args, nargs, kwnames, from_layout_names, 2, a) < 0)
             return NULL;
         if (!PyObject_TypeCheck(a[1], layout_type))
             return PyErr_Format(PyExc_TypeError,
@@ -116,8 +114,7 @@ static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize
                                 "from_buffer() takes at most 3 positional arguments "
                                 "(%zd given)",
                                 nargs);
-        if (strided_py_bind_args("from_buffer", args, nargs, kwnames, from_buffer_names, 2,
-                                 a) < 0)
+        if (strided_py_bind_args("from_buffer", args, nargs, kwnames, from_buffer_names, 2, a) < 0)
             return NULL;
         dtype_arg = a[4];
         readonly_arg = a[5];
@@ -148,15 +145,15 @@ static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize
             if (eq <= 0) {
                 if (eq == 0)
                     PyErr_Format(PyExc_ValueError,
-                                 "itemsize (%S) does not match dtype.itemsize (%S)",
-                                 itemsize_obj, dtype_size);
+                                 "itemsize (%S) does not match dtype.itemsize (%S)", itemsize_obj,
+                                 dtype_size);
                 Py_DECREF(dtype_size);
                 goto fail;
             }
         }
-        layout_obj = PyObject_CallFunctionObjArgs(
-            (PyObject *)layout_type, a[1], a[2] ? a[2] : Py_None,
-            itemsize_obj ? itemsize_obj : dtype_size, NULL);
+        layout_obj = PyObject_CallFunctionObjArgs((PyObject *)layout_type, a[1],
+                                                  a[2] ? a[2] : Py_None,
+                                                  itemsize_obj ? itemsize_obj : dtype_size, NULL);
         Py_XDECREF(dtype_size);
         if (layout_obj == NULL)
             goto fail;
@@ -208,8 +205,8 @@ fail:
 static PyObject *view_base(strided_py_view *self)
 {
     if (self->base == NULL)
-        self->base = strided_py_buffer_new_held(strided_buffer_retain(self->view.buffer),
-                                                NULL, self->exporting_obj, self->hold);
+        self->base = strided_py_buffer_new_held(strided_buffer_retain(self->view.buffer), NULL,
+                                                self->exporting_obj, self->hold);
     return self->base;
 }
 
@@ -261,8 +258,7 @@ static PyObject *view_view(strided_py_view *self, PyObject *const *args, Py_ssiz
         goto fail;
     }
     PyObject *result = (PyObject *)strided_py_view_joined(
-        strided_py_view_new(&v, base, layout_obj, base, dtype),
-        self->hold); /* the same C buffer */
+        strided_py_view_new(&v, base, layout_obj, base, dtype), self->hold); /* the same C buffer */
     Py_XDECREF(dtype);
     return result;
 
@@ -381,8 +377,8 @@ static PyObject *view_repr(strided_py_view *self)
             "exporting_obj=%U)",
             (unsigned long long)(uintptr_t)strided_view_ptr(&self->view), shape, strides,
             (int)self->view.layout.itemsize, dtype_name, (int)self->view.home_device,
-            self->view.device_accessible ? "True" : "False",
-            self->view.readonly ? "True" : "False", exporter);
+            self->view.device_accessible ? "True" : "False", self->view.readonly ? "True" : "False",
+            exporter);
     Py_XDECREF(shape);
     Py_XDECREF(strides);
     Py_XDECREF(dtype_name);
@@ -519,8 +515,11 @@ static PyMethodDef view_methods[] = {
 };
 
 PyTypeObject strided_py_view_type = {
+    /* Kept as written: clang-format would join the next line to the macro. */
+    /* clang-format off */
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided.StridedMemoryView",
+    /* clang-format on */
     .tp_doc = "A strided view of memory: a pointer, a StridedLayout, a dtype and a "
               "device, made by from_dlpack, from_cuda_array_interface, "
               "from_array_interface, from_any_interface, from_buffer or view(). "

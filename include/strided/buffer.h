@@ -56,23 +56,23 @@ typedef struct strided_buffer strided_buffer;
 
 /* Where memory lives. */
 typedef enum strided_memory_kind {
-    STRIDED_MEMORY_HOST = 0,    /* pageable (unregistered) host memory, NULL */
-    STRIDED_MEMORY_PINNED = 1,  /* page-locked host memory: cuMemHostAlloc,
+    STRIDED_MEMORY_HOST = 0,   /* pageable (unregistered) host memory, NULL */
+    STRIDED_MEMORY_PINNED = 1, /* page-locked host memory: cuMemHostAlloc,
                                    cuMemAllocHost, cuMemHostRegister, pinned
                                    memory pools */
-    STRIDED_MEMORY_DEVICE = 2,  /* device memory: cuMemAlloc, device pools */
-    STRIDED_MEMORY_MANAGED = 3  /* managed memory: cuMemAllocManaged, managed
+    STRIDED_MEMORY_DEVICE = 2, /* device memory: cuMemAlloc, device pools */
+    STRIDED_MEMORY_MANAGED = 3 /* managed memory: cuMemAllocManaged, managed
                                    pools */
 } strided_memory_kind;
 
 /* What a pointer's memory is and who can reach it. */
 typedef struct strided_memory_info {
     strided_memory_kind kind;
-    int device_id;            /* the device it belongs to; -1 for none */
+    int device_id; /* the device it belongs to; -1 for none */
     bool host_accessible;
     bool device_accessible;
     bool managed;
-    bool pooled;              /* allocated from a CUDA memory pool */
+    bool pooled; /* allocated from a CUDA memory pool */
     /* The address at which a device reaches the memory: the pointer itself,
      * except for registered host memory mapped at another device address
      * (then device work must use this one); 0 when not device accessible. */
@@ -91,8 +91,7 @@ typedef void (*strided_release_fn)(void *context, void *ptr, size_t size);
  * the driver fails (not for unknown pointers, which are HOST),
  * STRIDED_ERR_UNSUPPORTED for a memory type the driver reports that strided
  * does not know (CUDA arrays). */
-STRIDED_API strided_status strided_memory_info_query(const void *ptr,
-                                                     strided_memory_info *out);
+STRIDED_API strided_status strided_memory_info_query(const void *ptr, strided_memory_info *out);
 
 /* Allocate size bytes from mr on stream (NULL: legacy default stream). The
  * stream becomes the deallocation stream. The buffer holds a reference to
@@ -102,9 +101,8 @@ STRIDED_API strided_status strided_memory_info_query(const void *ptr,
  * mr or out and for an allocation that fails the checks of
  * strided/resource.h (given back to mr), STRIDED_ERR_OUT_OF_MEMORY when the
  * buffer itself cannot be allocated (the memory is then given back to mr). */
-STRIDED_API strided_status strided_buffer_alloc(strided_memory_resource *mr,
-                                                size_t size, void *stream,
-                                                strided_buffer **out);
+STRIDED_API strided_status strided_buffer_alloc(strided_memory_resource *mr, size_t size,
+                                                void *stream, strided_buffer **out);
 
 /* Wrap memory someone else owns.
  *   ptr, size  the memory; ptr may be NULL (classified as HOST), with any
@@ -117,19 +115,18 @@ STRIDED_API strided_status strided_buffer_alloc(strided_memory_resource *mr,
  * INT64_MAX or a range [ptr, ptr + size) that wraps past the top of the
  * address space; STRIDED_ERR_OUT_OF_MEMORY, and the errors of
  * strided_memory_info_query. */
-STRIDED_API strided_status strided_buffer_wrap(void *ptr, size_t size,
-                                               strided_release_fn release,
-                                               void *context,
-                                               strided_buffer **out);
+STRIDED_API strided_status strided_buffer_wrap(void *ptr, size_t size, strided_release_fn release,
+                                               void *context, strided_buffer **out);
 
 /* Wrap memory someone else owns whose kind the caller knows (a DLPack
  * producer said so): as strided_buffer_wrap, with *info as the memory's
  * answers and no driver call. The caller vouches for info.
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL info or out and for the
  * sizes and ranges strided_buffer_wrap refuses, STRIDED_ERR_OUT_OF_MEMORY. */
-STRIDED_API strided_status strided_buffer_wrap_known(
-    void *ptr, size_t size, const strided_memory_info *info,
-    strided_release_fn release, void *context, strided_buffer **out);
+STRIDED_API strided_status strided_buffer_wrap_known(void *ptr, size_t size,
+                                                     const strided_memory_info *info,
+                                                     strided_release_fn release, void *context,
+                                                     strided_buffer **out);
 
 /* Adopt memory that mr allocated: it is released through mr's deallocate
  * (on stream, which may be NULL). The buffer holds a reference to mr and
@@ -137,9 +134,9 @@ STRIDED_API strided_status strided_buffer_wrap_known(
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL mr or out and for the
  * sizes and ranges strided_buffer_wrap refuses, STRIDED_ERR_OUT_OF_MEMORY
  * (then deallocate is not called). */
-STRIDED_API strided_status strided_buffer_wrap_resource(
-    void *ptr, size_t size, strided_memory_resource *mr, void *stream,
-    strided_buffer **out);
+STRIDED_API strided_status strided_buffer_wrap_resource(void *ptr, size_t size,
+                                                        strided_memory_resource *mr, void *stream,
+                                                        strided_buffer **out);
 
 /* Add a reference; returns b. NULL is allowed and returned. */
 STRIDED_API strided_buffer *strided_buffer_retain(strided_buffer *b);
@@ -158,12 +155,10 @@ STRIDED_API size_t strided_buffer_size(const strided_buffer *b);
 
 /* The resource that releases the memory (borrowed), or NULL when there is
  * none. b must not be NULL. */
-STRIDED_API strided_memory_resource *strided_buffer_resource(
-    const strided_buffer *b);
+STRIDED_API strided_memory_resource *strided_buffer_resource(const strided_buffer *b);
 
 /* What the memory is (see the table above). b must not be NULL. */
-STRIDED_API strided_memory_info strided_buffer_memory_info(
-    const strided_buffer *b);
+STRIDED_API strided_memory_info strided_buffer_memory_info(const strided_buffer *b);
 
 /* The number of references now held; for tests and diagnostics. b must not
  * be NULL. */
@@ -173,8 +168,7 @@ STRIDED_API long strided_buffer_use_count(const strided_buffer *b);
  * default stream). The caller orders every use of the memory before that
  * stream reaches the free. Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL
  * b and for a buffer that has no resource. */
-STRIDED_API strided_status strided_buffer_set_deallocation_stream(
-    strided_buffer *b, void *stream);
+STRIDED_API strided_status strided_buffer_set_deallocation_stream(strided_buffer *b, void *stream);
 
 /* Filling and copying. Work on memory a device can reach (device, managed
  * and pinned memory, and pageable memory a device reads) is queued on the
@@ -215,8 +209,7 @@ STRIDED_API bool strided_buffer_is_host_only(const strided_buffer *b);
  * STRIDED_ERR_NO_CUDA_DRIVER, STRIDED_ERR_CUDA. A buffer of size 0 is
  * filled without calling the driver. */
 STRIDED_API strided_status strided_buffer_fill(strided_buffer *b, const void *pattern,
-                                               size_t pattern_size, void *stream,
-                                               unsigned flags);
+                                               size_t pattern_size, void *stream, unsigned flags);
 
 /* Copy the bytes of src into dst, which must have the same size. Between
  * host-only memory the host copies them (memmove: they may overlap). With

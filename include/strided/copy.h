@@ -55,13 +55,13 @@ typedef enum strided_copy_kernel {
  * flips, in non-increasing order (the last axis is the fastest). */
 typedef struct strided_copy_plan {
     strided_copy_kernel kernel;
-    int ndim;                     /* 1..64; 0 only when volume is 0 */
-    int itemsize;                 /* bytes per element */
-    int src_unit_axis;            /* TRANSPOSE: the axis where the source
+    int ndim;           /* 1..64; 0 only when volume is 0 */
+    int itemsize;       /* bytes per element */
+    int src_unit_axis;  /* TRANSPOSE: the axis where the source
                                      stride is 1; -1 otherwise */
-    int64_t volume;               /* elements to copy */
-    int64_t dst_offset;           /* from the destination view's element 0 */
-    int64_t src_offset;           /* from the source view's element 0 */
+    int64_t volume;     /* elements to copy */
+    int64_t dst_offset; /* from the destination view's element 0 */
+    int64_t src_offset; /* from the source view's element 0 */
     int64_t shape[STRIDED_MAX_NDIM];
     int64_t dst_strides[STRIDED_MAX_NDIM];
     int64_t src_strides[STRIDED_MAX_NDIM];
@@ -97,10 +97,8 @@ STRIDED_API const char *strided_copy_kernel_name(strided_copy_kernel kernel);
  * a negative nthreads, or a NULL dst or src with a positive volume; the
  * errors of strided_copy_plan_make; STRIDED_ERR_OUT_OF_MEMORY when an
  * overlapping copy cannot get its temporary. */
-STRIDED_API strided_status strided_copy_host(void *dst,
-                                             const strided_layout *dst_layout,
-                                             const void *src,
-                                             const strided_layout *src_layout,
+STRIDED_API strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
+                                             const void *src, const strided_layout *src_layout,
                                              int nthreads);
 
 /* How strided_view_copy runs. */
@@ -132,8 +130,7 @@ typedef enum strided_copy_flags {
  * on a device and needs a stream"); STRIDED_ERR_UNSUPPORTED for device
  * copies this build cannot do yet (named in the message);
  * STRIDED_ERR_NO_CUDA_DRIVER, STRIDED_ERR_CUDA, STRIDED_ERR_OUT_OF_MEMORY. */
-STRIDED_API strided_status strided_view_copy(const strided_view *dst,
-                                             const strided_view *src,
+STRIDED_API strided_status strided_view_copy(const strided_view *dst, const strided_view *src,
                                              void *stream, unsigned flags);
 
 /* Where the temporaries of a copy come from. A copy may need a device
@@ -154,9 +151,8 @@ typedef struct strided_copy_temporaries {
  * resource, of the size the copy needs, given back in stream order.
  * Returns the errors of strided_view_copy and those of the resources'
  * allocate callbacks. */
-STRIDED_API strided_status strided_view_copy_ex(const strided_view *dst,
-                                                const strided_view *src, void *stream,
-                                                unsigned flags,
+STRIDED_API strided_status strided_view_copy_ex(const strided_view *dst, const strided_view *src,
+                                                void *stream, unsigned flags,
                                                 const strided_copy_temporaries *temporaries);
 
 /* Export a view through DLPack as request says (from
@@ -176,9 +172,9 @@ STRIDED_API strided_status strided_view_copy_ex(const strided_view *dst,
  * STRIDED_ERR_INVALID_ARGUMENT for a NULL request, the errors of the
  * allocation (as strided_dlpack_tensor_alloc's) and of strided_view_copy_ex,
  * after which nothing is left allocated. */
-STRIDED_API strided_status strided_view_export_dlpack_as(const strided_view *view,
-                                                         const strided_dlpack_export_request *request,
-                                                         bool versioned, void **out);
+STRIDED_API strided_status strided_view_export_dlpack_as(
+    const strided_view *view, const strided_dlpack_export_request *request, bool versioned,
+    void **out);
 
 #ifdef __cplusplus
 }

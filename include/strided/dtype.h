@@ -32,8 +32,7 @@ extern "C" {
  * STRIDED_ERR_UNSUPPORTED with a message naming the type for lanes other
  * than 1, sub-byte types (float6, float4, bits not a multiple of 8),
  * opaque handles, unknown codes and code/bits pairs that do not exist. */
-STRIDED_API strided_status strided_dtype_itemsize(strided_dtype dtype,
-                                                  int *out);
+STRIDED_API strided_status strided_dtype_itemsize(strided_dtype dtype, int *out);
 
 /* The type's name as NumPy and ml_dtypes spell it: "int8", "uint64",
  * "float16", "bfloat16", "complex64", "bool", "float8_e4m3fn", ...; for a
@@ -41,21 +40,20 @@ STRIDED_API strided_status strided_dtype_itemsize(strided_dtype dtype,
  * "dtype(code=3, bits=64, lanes=1)". Writes like snprintf (buf may be NULL
  * when size is 0, and only then); returns the length the full text
  * needs. */
-STRIDED_API size_t strided_dtype_format(strided_dtype dtype, char *buf,
-                                        size_t size);
+STRIDED_API size_t strided_dtype_format(strided_dtype dtype, char *buf, size_t size);
 
 /* True when the two types are the same (code, bits and lanes). */
 STRIDED_API bool strided_dtype_equal(strided_dtype a, strided_dtype b);
 
 /* What an array-interface type string says about an element. */
 typedef struct strided_typestr {
-    char kind;          /* NumPy's kind character: 'b', 'i', 'u', 'f', 'c',
+    char kind;        /* NumPy's kind character: 'b', 'i', 'u', 'f', 'c',
                            'V', 'S', 'U', 'M' or 'm' */
-    int32_t itemsize;   /* bytes per element, > 0 */
-    bool swapped;       /* multi-byte elements in the other byte order */
-    bool structured;    /* a structured type (named fields): never a DLPack
+    int32_t itemsize; /* bytes per element, > 0 */
+    bool swapped;     /* multi-byte elements in the other byte order */
+    bool structured;  /* a structured type (named fields): never a DLPack
                            type, never exported through DLPack */
-    bool has_dtype;     /* dtype is set: the type has a DLPack equivalent
+    bool has_dtype;   /* dtype is set: the type has a DLPack equivalent
                            (never when swapped) */
     strided_dtype dtype;
 } strided_typestr;

@@ -119,11 +119,9 @@ STRIDED_API strided_status strided_interface_check_header(strided_interface_kind
  * data in a layout with elements, an ndim outside 0..64 or NULL arrays with
  * entries; the errors of strided_view_wrap, strided_current_device and
  * strided_stream_wait. */
-STRIDED_API strided_status strided_view_import_interface(const strided_interface_desc *desc,
-                                                         const strided_consumer_stream *consumer,
-                                                         strided_release_fn release,
-                                                         void *context, strided_view *out,
-                                                         strided_typestr *out_type);
+STRIDED_API strided_status strided_view_import_interface(
+    const strided_interface_desc *desc, const strided_consumer_stream *consumer,
+    strided_release_fn release, void *context, strided_view *out, strided_typestr *out_type);
 
 #ifdef __cplusplus
 }

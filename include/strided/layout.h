@@ -73,10 +73,10 @@ extern "C" {
 /* A strided layout. See the header comment for the meaning and invariants of
  * each field. */
 typedef struct strided_layout {
-    int32_t ndim;           /* number of dimensions, 0..64 */
-    int32_t itemsize;       /* bytes per element, > 0 */
-    bool implicit_strides;  /* made without strides: C order, see above */
-    int64_t slice_offset;   /* element offset of index (0,...,0) */
+    int32_t ndim;                      /* number of dimensions, 0..64 */
+    int32_t itemsize;                  /* bytes per element, > 0 */
+    bool implicit_strides;             /* made without strides: C order, see above */
+    int64_t slice_offset;              /* element offset of index (0,...,0) */
     int64_t shape[STRIDED_MAX_NDIM];   /* extents, >= 0 */
     int64_t strides[STRIDED_MAX_NDIM]; /* in elements; always filled in */
 } strided_layout;
@@ -99,11 +99,11 @@ typedef enum strided_index_kind {
 
 typedef struct strided_index {
     strided_index_kind kind;
-    bool has_start;  /* false: start omitted (":" or "::-1" form) */
-    bool has_stop;   /* false: stop omitted */
-    int64_t start;   /* the index itself for STRIDED_INDEX_INTEGER */
+    bool has_start; /* false: start omitted (":" or "::-1" form) */
+    bool has_stop;  /* false: stop omitted */
+    int64_t start;  /* the index itself for STRIDED_INDEX_INTEGER */
     int64_t stop;
-    int64_t step;    /* slices only; must not be 0 */
+    int64_t step; /* slices only; must not be 0 */
 } strided_index;
 
 /* The integer index i (negative counts from the end). */
@@ -114,8 +114,7 @@ static inline strided_index strided_index_at(int64_t i)
 }
 
 /* The slice start:stop:step with both ends given. */
-static inline strided_index strided_index_slice(int64_t start, int64_t stop,
-                                                int64_t step)
+static inline strided_index strided_index_slice(int64_t start, int64_t stop, int64_t step)
 {
     strided_index x = {STRIDED_INDEX_SLICE, true, true, start, stop, step};
     return x;
@@ -144,10 +143,8 @@ static inline strided_index strided_index_all(int64_t step)
  * in that order), and STRIDED_ERR_OVERFLOW when the product of the non-zero
  * extents (even if another extent is 0, as NumPy) or, for a non-empty
  * layout, an element offset does not fit in int64. */
-STRIDED_API strided_status strided_layout_init(strided_layout *out, int ndim,
-                                               const int64_t *shape,
-                                               const int64_t *strides,
-                                               int itemsize);
+STRIDED_API strided_status strided_layout_init(strided_layout *out, int ndim, const int64_t *shape,
+                                               const int64_t *strides, int itemsize);
 
 /* Like strided_layout_init, but the strides are given in bytes and are
  * divided by itemsize (cuda.core's divide_strides=True; the form NumPy, the
@@ -156,8 +153,7 @@ STRIDED_API strided_status strided_layout_init(strided_layout *out, int ndim,
  * when a stride is not a multiple of itemsize. With byte_strides NULL it is
  * strided_layout_init. */
 STRIDED_API strided_status strided_layout_init_byte_strides(
-    strided_layout *out, int ndim, const int64_t *shape,
-    const int64_t *byte_strides, int itemsize);
+    strided_layout *out, int ndim, const int64_t *shape, const int64_t *byte_strides, int itemsize);
 
 /* Make a dense layout with explicit strides.
  *   order  STRIDED_ORDER_C, STRIDED_ORDER_F or STRIDED_ORDER_PERM
@@ -170,9 +166,10 @@ STRIDED_API strided_status strided_layout_init_byte_strides(
  * bad ndim, extent or itemsize, then nperm != ndim, an axis out of range or
  * a repeated axis; STRIDED_ERR_OVERFLOW when the volume does not fit in
  * int64. */
-STRIDED_API strided_status strided_layout_init_dense(
-    strided_layout *out, int ndim, const int64_t *shape, int itemsize,
-    strided_order order, int nperm, const int *perm);
+STRIDED_API strided_status strided_layout_init_dense(strided_layout *out, int ndim,
+                                                     const int64_t *shape, int itemsize,
+                                                     strided_order order, int nperm,
+                                                     const int *perm);
 
 /* Check that a layout (typically one filled in by hand) obeys the invariant
  * in the header comment.
@@ -189,8 +186,7 @@ STRIDED_API int64_t strided_layout_volume(const strided_layout *layout);
 /* True when both layouts have the same ndim, shape, itemsize, slice offset,
  * and strides that are both implicit or both explicit and equal. a and b
  * must not be NULL. */
-STRIDED_API bool strided_layout_equal(const strided_layout *a,
-                                      const strided_layout *b);
+STRIDED_API bool strided_layout_equal(const strided_layout *a, const strided_layout *b);
 
 /* A hash of exactly the fields strided_layout_equal compares, so equal
  * layouts hash equal. layout must not be NULL. */
@@ -201,27 +197,25 @@ STRIDED_API uint64_t strided_layout_hash(const strided_layout *layout);
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout, or a NULL out with
  * ndim > 0; STRIDED_ERR_OVERFLOW when a product does not fit in int64; out
  * is then untouched. */
-STRIDED_API strided_status strided_layout_strides_in_bytes(
-    const strided_layout *layout, int64_t *out);
+STRIDED_API strided_status strided_layout_strides_in_bytes(const strided_layout *layout,
+                                                           int64_t *out);
 
 /* slice_offset * itemsize into *out.
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out,
  * STRIDED_ERR_OVERFLOW if the product overflows. */
-STRIDED_API strided_status strided_layout_slice_offset_in_bytes(
-    const strided_layout *layout, int64_t *out);
+STRIDED_API strided_status strided_layout_slice_offset_in_bytes(const strided_layout *layout,
+                                                                int64_t *out);
 
 /* The axes from the largest |stride| to the smallest, into out[0..ndim).
  * Ties go to the larger extent first, then to the smaller axis index. For
  * implicit strides it is the identity. layout must not be NULL, nor out
  * unless ndim is 0. */
-STRIDED_API void strided_layout_stride_order(const strided_layout *layout,
-                                             int *out);
+STRIDED_API void strided_layout_stride_order(const strided_layout *layout, int *out);
 
 /* The smallest and largest element offset the layout reaches, slice offset
  * included; (0, -1) when the volume is 0. layout must not be NULL; either
  * out pointer may be NULL. */
-STRIDED_API void strided_layout_offset_bounds(const strided_layout *layout,
-                                              int64_t *out_min,
+STRIDED_API void strided_layout_offset_bounds(const strided_layout *layout, int64_t *out_min,
                                               int64_t *out_max);
 
 /* The bytes a buffer must have, from the unsliced base pointer, to hold
@@ -229,8 +223,8 @@ STRIDED_API void strided_layout_offset_bounds(const strided_layout *layout,
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out and when the
  * layout reaches a negative offset (the size would be ambiguous),
  * STRIDED_ERR_OVERFLOW when the size does not fit in int64. */
-STRIDED_API strided_status strided_layout_required_size_in_bytes(
-    const strided_layout *layout, int64_t *out);
+STRIDED_API strided_status strided_layout_required_size_in_bytes(const strided_layout *layout,
+                                                                 int64_t *out);
 
 /* C-contiguous in NumPy's relaxed sense: extent-1 axes are ignored; an empty
  * layout and implicit strides are C-contiguous. layout must not be NULL. */
@@ -264,8 +258,8 @@ STRIDED_API bool strided_layout_is_unique(const strided_layout *layout);
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out,
  * STRIDED_ERR_OVERFLOW when a stride * extent product needed for the
  * decision overflows (as strided_layout_flatten does). */
-STRIDED_API strided_status strided_layout_flattened_axis_mask(
-    const strided_layout *layout, uint64_t *out);
+STRIDED_API strided_status strided_layout_flattened_axis_mask(const strided_layout *layout,
+                                                              uint64_t *out);
 
 /* The largest itemsize that strided_layout_repack would accept along axis:
  * a multiple of the itemsize that divides gcd(max_itemsize, |data_ptr|), the
@@ -278,8 +272,7 @@ STRIDED_API strided_status strided_layout_flattened_axis_mask(
  * max_itemsize <= 0, an axis out of range (always for 0-d), or max_itemsize
  * < itemsize (checked in that order). */
 STRIDED_API strided_status strided_layout_max_compatible_itemsize(
-    const strided_layout *layout, int max_itemsize, intptr_t data_ptr,
-    int axis, int *out);
+    const strided_layout *layout, int max_itemsize, intptr_t data_ptr, int axis, int *out);
 
 /* The manipulations, strided_layout_reshape to strided_layout_coalesce:
  * each writes a layout with explicit strides and the input's itemsize and
@@ -294,18 +287,15 @@ STRIDED_API strided_status strided_layout_max_compatible_itemsize(
  * mismatch, an ambiguous or indivisible -1, or strides that cannot express
  * the new shape ("Layout strides are incompatible with the new shape");
  * STRIDED_ERR_OVERFLOW when the new volume or a stride overflows. */
-STRIDED_API strided_status strided_layout_reshape(const strided_layout *layout,
-                                                  int ndim,
-                                                  const int64_t *shape,
-                                                  strided_layout *out);
+STRIDED_API strided_status strided_layout_reshape(const strided_layout *layout, int ndim,
+                                                  const int64_t *shape, strided_layout *out);
 
 /* Reorder the axes: out axis i is input axis axes[i] (numpy.transpose).
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, a NULL axes
  * with naxes > 0, naxes != ndim, an axis out of range or one that appears
  * twice. */
-STRIDED_API strided_status strided_layout_permute(const strided_layout *layout,
-                                                  int naxes, const int *axes,
-                                                  strided_layout *out);
+STRIDED_API strided_status strided_layout_permute(const strided_layout *layout, int naxes,
+                                                  const int *axes, strided_layout *out);
 
 /* Merge the axes in the inclusive range [start_axis, end_axis] that are
  * contiguous with their left neighbour (C index order). (0, -1) means every
@@ -316,9 +306,8 @@ STRIDED_API strided_status strided_layout_permute(const strided_layout *layout,
  * out of range or a start axis after the end axis ("Invalid axes: start
  * axis 1 comes after end axis 0 for 3D tensor"), STRIDED_ERR_OVERFLOW when
  * a stride product overflows. */
-STRIDED_API strided_status strided_layout_flatten(const strided_layout *layout,
-                                                  int start_axis, int end_axis,
-                                                  strided_layout *out);
+STRIDED_API strided_status strided_layout_flatten(const strided_layout *layout, int start_axis,
+                                                  int end_axis, strided_layout *out);
 
 /* Like strided_layout_flatten, with the axes allowed to merge given as a
  * mask: bit j lets axis j join its left neighbour's group. Bit 0 and bits
@@ -326,8 +315,8 @@ STRIDED_API strided_status strided_layout_flatten(const strided_layout *layout,
  * to flatten them alike.
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out,
  * STRIDED_ERR_OVERFLOW as strided_layout_flatten. */
-STRIDED_API strided_status strided_layout_flatten_mask(
-    const strided_layout *layout, uint64_t mask, strided_layout *out);
+STRIDED_API strided_status strided_layout_flatten_mask(const strided_layout *layout, uint64_t mask,
+                                                       strided_layout *out);
 
 /* Remove every extent-1 axis (numpy.squeeze). An empty layout becomes shape
  * (0,) strides (0,).
@@ -344,9 +333,8 @@ STRIDED_API strided_status strided_layout_squeeze(const strided_layout *layout,
  * with naxes > 0, a result that would exceed 64 dimensions, an axis out of
  * range or one repeated; STRIDED_ERR_OVERFLOW when a new stride
  * overflows. */
-STRIDED_API strided_status strided_layout_unsqueeze(
-    const strided_layout *layout, int naxes, const int *axes,
-    strided_layout *out);
+STRIDED_API strided_status strided_layout_unsqueeze(const strided_layout *layout, int naxes,
+                                                    const int *axes, strided_layout *out);
 
 /* Broadcast to a shape aligned on the right (numpy.broadcast_to): an
  * extent-1 axis may take any extent (stride 0), new leading axes get stride
@@ -355,9 +343,8 @@ STRIDED_API strided_status strided_layout_unsqueeze(
  * with ndim > 0, ndim > 64, a negative extent, fewer dimensions than the
  * input, or an incompatible extent;
  * STRIDED_ERR_OVERFLOW when the new volume overflows. */
-STRIDED_API strided_status strided_layout_broadcast(
-    const strided_layout *layout, int ndim, const int64_t *shape,
-    strided_layout *out);
+STRIDED_API strided_status strided_layout_broadcast(const strided_layout *layout, int ndim,
+                                                    const int64_t *shape, strided_layout *out);
 
 /* Reinterpret the elements at a new itemsize along axis, whose stride must
  * be 1: packing (larger itemsize) divides that extent, the other strides and
@@ -370,10 +357,8 @@ STRIDED_API strided_status strided_layout_broadcast(
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, for each
  * rule of cuda.core's repacked (see docs/layout.md) and the divisibility of
  * the itemsizes; STRIDED_ERR_OVERFLOW when unpacking overflows. */
-STRIDED_API strided_status strided_layout_repack(const strided_layout *layout,
-                                                 int itemsize,
-                                                 intptr_t data_ptr, int axis,
-                                                 bool keep_dim,
+STRIDED_API strided_status strided_layout_repack(const strided_layout *layout, int itemsize,
+                                                 intptr_t data_ptr, int axis, bool keep_dim,
                                                  strided_layout *out);
 
 /* Apply a basic-indexing expression (NumPy's, without Ellipsis and None):
@@ -385,10 +370,8 @@ STRIDED_API strided_status strided_layout_repack(const strided_layout *layout,
  * indices with nindices > 0, nindices > ndim, an integer out of range or a
  * step of 0; STRIDED_ERR_OVERFLOW when stride * step or the offset
  * overflows. */
-STRIDED_API strided_status strided_layout_slice(const strided_layout *layout,
-                                                int nindices,
-                                                const strided_index *indices,
-                                                strided_layout *out);
+STRIDED_API strided_status strided_layout_slice(const strided_layout *layout, int nindices,
+                                                const strided_index *indices, strided_layout *out);
 
 /* A dense layout (slice offset 0, explicit strides) with the same shape and
  * itemsize. STRIDED_ORDER_KEEP follows the layout's stride order; C, F and
@@ -398,9 +381,9 @@ STRIDED_API strided_status strided_layout_slice(const strided_layout *layout,
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, then the
  * errors of strided_layout_init_dense for a bad order or permutation (a
  * NULL perm with STRIDED_ORDER_PERM and nperm > 0 among them). */
-STRIDED_API strided_status strided_layout_to_dense(
-    const strided_layout *layout, strided_order order, int nperm,
-    const int *perm, strided_layout *out);
+STRIDED_API strided_status strided_layout_to_dense(const strided_layout *layout,
+                                                   strided_order order, int nperm, const int *perm,
+                                                   strided_layout *out);
 
 /* The layout with the fewest axes that maps each C-order linear index to the
  * same offset (CuTe's coalesce): extent-1 axes are dropped and neighbours
@@ -408,16 +391,15 @@ STRIDED_API strided_status strided_layout_to_dense(
  * (0,):(0,), a one-element layout becomes 0-d.
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL layout or out, else
  * STRIDED_OK. */
-STRIDED_API strided_status strided_layout_coalesce(
-    const strided_layout *layout, strided_layout *out);
+STRIDED_API strided_status strided_layout_coalesce(const strided_layout *layout,
+                                                   strided_layout *out);
 
 /* Write the layout as "(shape):(strides)", e.g. "(4,6):(6,1)", "(5,):(1,)"
  * or "():()", with the signed slice offset appended when it is not 0:
  * "(4,3,7):(21,-7,1)+35", "(2,):(1,)-3". Like snprintf: writes at most size bytes including
  * the terminating NUL (buf may be NULL when size is 0) and returns the length
  * the full text needs, excluding the NUL. layout must not be NULL. */
-STRIDED_API size_t strided_layout_format(const strided_layout *layout,
-                                         char *buf, size_t size);
+STRIDED_API size_t strided_layout_format(const strided_layout *layout, char *buf, size_t size);
 
 /* The most cells strided_layout_format_grid draws, counting each row and
  * each column as one more: (rows + 1) * (columns + 1) must not exceed it. */
@@ -443,8 +425,8 @@ STRIDED_API size_t strided_layout_format(const strided_layout *layout,
  * STRIDED_GRID_MAX_CELLS (the text grows with every row and column drawn,
  * also when the layout is empty: (2**40, 0) is refused). The work done is
  * bounded by that, whatever the layout. */
-STRIDED_API strided_status strided_layout_format_grid(
-    const strided_layout *layout, char *buf, size_t size, size_t *out_length);
+STRIDED_API strided_status strided_layout_format_grid(const strided_layout *layout, char *buf,
+                                                      size_t size, size_t *out_length);
 
 #ifdef __cplusplus
 }

@@ -75,8 +75,7 @@ typedef struct strided_memory_resource_ops {
      * Return STRIDED_OK, or a failure status after recording a message in
      * the resource's own words with strided_set_last_error (the caller
      * reports it). Required. */
-    strided_status (*allocate)(void *self, size_t size, void *stream,
-                               void **out_ptr);
+    strided_status (*allocate)(void *self, size_t size, void *stream, void **out_ptr);
     /* Free an allocation made by allocate. Called exactly once per
      * allocation, when the last holder of its buffer lets go, on whichever
      * thread that is. Must not fail; it has nobody to report to. Required. */
@@ -111,8 +110,7 @@ typedef struct strided_memory_resource_ops {
  * or out is NULL, STRIDED_ERR_OUT_OF_MEMORY when the resource cannot be
  * allocated (destroy is not called then). */
 STRIDED_API strided_status strided_memory_resource_create(
-    const strided_memory_resource_ops *ops, void *self,
-    const strided_memory_resource_props *props,
+    const strided_memory_resource_ops *ops, void *self, const strided_memory_resource_props *props,
     strided_memory_resource **out);
 
 /* Host memory aligned to alignment bytes (a power of two; 0 means 64).
@@ -120,45 +118,43 @@ STRIDED_API strided_status strided_memory_resource_create(
  *   out  out-parameter: the new resource with one reference
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out or an alignment that
  * is not a power of two, STRIDED_ERR_OUT_OF_MEMORY. */
-STRIDED_API strided_status strided_host_resource_create(
-    size_t alignment, strided_memory_resource **out);
+STRIDED_API strided_status strided_host_resource_create(size_t alignment,
+                                                        strided_memory_resource **out);
 
 /* Page-locked host memory, reachable from every device (cuMemHostAlloc with
  * PORTABLE | DEVICEMAP); device_id -1. Freed after synchronizing the
  * deallocation stream. out is the new resource with one reference.
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out (checked first, also
  * without a driver), STRIDED_ERR_NO_CUDA_DRIVER without a driver. */
-STRIDED_API strided_status strided_pinned_resource_create(
-    strided_memory_resource **out);
+STRIDED_API strided_status strided_pinned_resource_create(strided_memory_resource **out);
 
 /* Page-locked host memory from cuMemAllocHost, freed with cuMemFreeHost
  * after synchronizing the deallocation stream (cuda.core's
  * LegacyPinnedMemoryResource); host and device accessible, device_id -1.
  * out is the new resource with one reference. Errors as
  * strided_pinned_resource_create. */
-STRIDED_API strided_status strided_legacy_pinned_resource_create(
-    strided_memory_resource **out);
+STRIDED_API strided_status strided_legacy_pinned_resource_create(strided_memory_resource **out);
 
 /* Device memory of device from its current memory pool, in stream order:
  * strided_device_pool_resource_create(device, NULL, out). */
-STRIDED_API strided_status strided_device_resource_create(
-    int device, strided_memory_resource **out);
+STRIDED_API strided_status strided_device_resource_create(int device,
+                                                          strided_memory_resource **out);
 
 /* Managed memory (cuMemAllocManaged, CU_MEM_ATTACH_GLOBAL), allocated with
  * device's primary context current; device_id is that device. Freed after
  * synchronizing the deallocation stream. Errors as
  * strided_device_resource_create, without the memory pool ones. */
-STRIDED_API strided_status strided_managed_resource_create(
-    int device, strided_memory_resource **out);
+STRIDED_API strided_status strided_managed_resource_create(int device,
+                                                           strided_memory_resource **out);
 
 /* Where memory lives: where a pool puts its memory, or where a managed
  * pool prefers it to be. */
 typedef enum strided_memory_location_type {
-    STRIDED_LOCATION_NONE = 0,      /* no pool, or a managed pool without a
+    STRIDED_LOCATION_NONE = 0,     /* no pool, or a managed pool without a
                                        preferred location; id -1 */
-    STRIDED_LOCATION_DEVICE = 1,    /* a device; id is its ordinal */
-    STRIDED_LOCATION_HOST = 2,      /* host memory the OS places; id -1 */
-    STRIDED_LOCATION_HOST_NUMA = 3  /* host memory of NUMA node id */
+    STRIDED_LOCATION_DEVICE = 1,   /* a device; id is its ordinal */
+    STRIDED_LOCATION_HOST = 2,     /* host memory the OS places; id -1 */
+    STRIDED_LOCATION_HOST_NUMA = 3 /* host memory of NUMA node id */
 } strided_memory_location_type;
 
 typedef struct strided_memory_location {
@@ -178,10 +174,10 @@ typedef struct strided_device_pool_options {
 /* Options of a pinned host memory pool (cuda.core's
  * PinnedMemoryResourceOptions). */
 typedef struct strided_pinned_pool_options {
-    bool ipc_enabled;  /* as for a device pool */
-    int64_t max_size;  /* as for a device pool */
-    bool has_numa_id;  /* false: the OS places the memory (location HOST) */
-    int64_t numa_id;   /* with has_numa_id: the host NUMA node to place it
+    bool ipc_enabled; /* as for a device pool */
+    int64_t max_size; /* as for a device pool */
+    bool has_numa_id; /* false: the OS places the memory (location HOST) */
+    int64_t numa_id;  /* with has_numa_id: the host NUMA node to place it
                           on (location HOST_NUMA), >= 0 */
 } strided_pinned_pool_options;
 
@@ -221,8 +217,7 @@ typedef struct strided_managed_pool_options {
  * STRIDED_ERR_CUDA for a failing driver call (cuMemPoolCreate refuses a
  * pool the device cannot make); STRIDED_ERR_OUT_OF_MEMORY. */
 STRIDED_API strided_status strided_device_pool_resource_create(
-    int device, const strided_device_pool_options *options,
-    strided_memory_resource **out);
+    int device, const strided_device_pool_options *options, strided_memory_resource **out);
 
 /* Page-locked host memory: with options NULL as
  * strided_pinned_resource_create (no pool); with options from a new pinned
@@ -274,14 +269,13 @@ STRIDED_API strided_status strided_pinned_pool_resource_create(
  * ("Cannot determine host NUMA ID for the current CUDA device. ...");
  * STRIDED_ERR_CUDA for a failing driver call; STRIDED_ERR_OUT_OF_MEMORY. */
 STRIDED_API strided_status strided_managed_pool_resource_create(
-    int device, const strided_managed_pool_options *options,
-    strided_memory_resource **out);
+    int device, const strided_managed_pool_options *options, strided_memory_resource **out);
 
 /* The memory pool behind a resource. */
 typedef struct strided_memory_pool_info {
-    void *handle; /* the CUmemoryPool; NULL when the resource allocates
+    void *handle;                     /* the CUmemoryPool; NULL when the resource allocates
                      without a pool, and once it is closed */
-    bool owned;   /* the resource created the pool and destroys it (false
+    bool owned;                       /* the resource created the pool and destroys it (false
                      once closed) */
     strided_memory_location location; /* where the pool puts its memory (a
                      managed pool: where it prefers it); NONE without a
@@ -332,16 +326,13 @@ STRIDED_API strided_status strided_memory_resource_pool_attributes(
  *   mr  borrowed; must not be NULL
  * Returns STRIDED_OK, or STRIDED_ERR_CUDA when destroying the pool fails
  * (mr is closed all the same, and the pool is left to the driver). */
-STRIDED_API strided_status strided_memory_resource_close(
-    strided_memory_resource *mr);
+STRIDED_API strided_status strided_memory_resource_close(strided_memory_resource *mr);
 
 /* Whether mr was closed. mr must not be NULL. */
-STRIDED_API bool strided_memory_resource_is_closed(
-    const strided_memory_resource *mr);
+STRIDED_API bool strided_memory_resource_is_closed(const strided_memory_resource *mr);
 
 /* Add a reference; returns mr. NULL is allowed and returned. */
-STRIDED_API strided_memory_resource *strided_memory_resource_retain(
-    strided_memory_resource *mr);
+STRIDED_API strided_memory_resource *strided_memory_resource_retain(strided_memory_resource *mr);
 
 /* Drop a reference; the last one runs destroy. NULL is allowed. */
 STRIDED_API void strided_memory_resource_release(strided_memory_resource *mr);

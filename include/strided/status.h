@@ -32,15 +32,15 @@ extern "C" {
  * for). STRIDED_ERR_PROTOCOL: the other side of an exchange (a DLPack or
  * CUDA Array Interface producer) handed over something its protocol
  * forbids, such as a CPU device with id 1 or stream 0. */
-#define STRIDED_STATUS_LIST(X)                                                 \
-    X(STRIDED_OK, 0, "success")                                                \
-    X(STRIDED_ERR_INVALID_ARGUMENT, 1, "invalid argument")                     \
-    X(STRIDED_ERR_OVERFLOW, 2, "integer overflow")                             \
-    X(STRIDED_ERR_OUT_OF_MEMORY, 3, "out of memory")                           \
-    X(STRIDED_ERR_UNSUPPORTED, 4, "unsupported")                               \
-    X(STRIDED_ERR_INTERNAL, 5, "internal error")                               \
-    X(STRIDED_ERR_NO_CUDA_DRIVER, 6, "no CUDA driver")                         \
-    X(STRIDED_ERR_CUDA, 7, "CUDA driver error")                                \
+#define STRIDED_STATUS_LIST(X)                             \
+    X(STRIDED_OK, 0, "success")                            \
+    X(STRIDED_ERR_INVALID_ARGUMENT, 1, "invalid argument") \
+    X(STRIDED_ERR_OVERFLOW, 2, "integer overflow")         \
+    X(STRIDED_ERR_OUT_OF_MEMORY, 3, "out of memory")       \
+    X(STRIDED_ERR_UNSUPPORTED, 4, "unsupported")           \
+    X(STRIDED_ERR_INTERNAL, 5, "internal error")           \
+    X(STRIDED_ERR_NO_CUDA_DRIVER, 6, "no CUDA driver")     \
+    X(STRIDED_ERR_CUDA, 7, "CUDA driver error")            \
     X(STRIDED_ERR_PROTOCOL, 8, "exchange protocol violated")
 
 /* The result of every fallible function. */
@@ -73,8 +73,7 @@ STRIDED_API const char *strided_last_error_reason(void);
  * callback, so that its failures read like the library's.
  *   operation  a short name, e.g. "my_pool_alloc" (NULL: "error")
  *   format     printf-style (NULL: empty) */
-STRIDED_API strided_status strided_set_last_error(strided_status status,
-                                                  const char *operation,
+STRIDED_API strided_status strided_set_last_error(strided_status status, const char *operation,
                                                   const char *format, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

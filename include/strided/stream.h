@@ -37,8 +37,7 @@ extern "C" {
  * STRIDED_ERR_INVALID_ARGUMENT for a device that does not exist,
  * STRIDED_ERR_CUDA for a failing driver call (the event is destroyed
  * either way). */
-STRIDED_API strided_status strided_stream_wait(void *consumer, void *producer,
-                                               int device);
+STRIDED_API strided_status strided_stream_wait(void *consumer, void *producer, int device);
 
 /* Where a consumer will use imported data: the stream argument of the
  * DLPack and CUDA Array Interface imports (their stream_ptr). */

@@ -88,8 +88,7 @@ STRIDED_API strided_device strided_buffer_device(const strided_buffer *b);
  * for a dtype strided_dtype_itemsize rejects; STRIDED_ERR_OVERFLOW. */
 STRIDED_API strided_status strided_view_from_buffer(strided_buffer *buffer,
                                                     const strided_layout *layout,
-                                                    const strided_dtype *dtype,
-                                                    bool readonly,
+                                                    const strided_dtype *dtype, bool readonly,
                                                     strided_view *out);
 
 /* Make another view of the same buffer, with the same origin, read-only flag,
@@ -104,10 +103,8 @@ STRIDED_API strided_status strided_view_from_buffer(strided_buffer *buffer,
  * buffer, outside its range [0, size)." (STRIDED_ERR_INVALID_ARGUMENT);
  * STRIDED_ERR_INVALID_ARGUMENT for a NULL view or out and for a released
  * view. */
-STRIDED_API strided_status strided_view_view(const strided_view *view,
-                                             const strided_layout *layout,
-                                             const strided_dtype *dtype,
-                                             strided_view *out);
+STRIDED_API strided_status strided_view_view(const strided_view *view, const strided_layout *layout,
+                                             const strided_dtype *dtype, strided_view *out);
 
 /* Check that elements of itemsize bytes fit a layout: the rule every view
  * maker applies to a dtype, for callers whose element type has no DLPack
@@ -164,13 +161,9 @@ STRIDED_API uintptr_t strided_view_device_ptr(const strided_view *view);
  * STRIDED_ERR_UNSUPPORTED for a dtype strided_dtype_itemsize rejects;
  * STRIDED_ERR_OVERFLOW when the footprint leaves the address space; the
  * errors of strided_buffer_wrap. */
-STRIDED_API strided_status strided_view_wrap(void *element0,
-                                             const strided_layout *layout,
-                                             const strided_dtype *dtype,
-                                             bool readonly,
-                                             const strided_device *device,
-                                             strided_release_fn release,
-                                             void *context, strided_view *out);
+STRIDED_API strided_status strided_view_wrap(
+    void *element0, const strided_layout *layout, const strided_dtype *dtype, bool readonly,
+    const strided_device *device, strided_release_fn release, void *context, strided_view *out);
 
 /* Import a DLPack managed tensor; the view takes it over.
  *   managed    a strided_dl_managed_tensor_versioned (versioned true) or a
@@ -198,8 +191,7 @@ STRIDED_API strided_status strided_view_wrap(void *element0,
  * makes data + byte_offset overflow, or one that is not a multiple of the
  * itemsize; an extent product or element offset beyond int64
  * (STRIDED_ERR_OVERFLOW). */
-STRIDED_API strided_status strided_view_import_dlpack(void *managed,
-                                                      bool versioned,
+STRIDED_API strided_status strided_view_import_dlpack(void *managed, bool versioned,
                                                       strided_view *out);
 
 /* What a DLPack consumer does before it calls a producer's __dlpack__,
@@ -258,8 +250,8 @@ STRIDED_API strided_status strided_view_import_dlpack_checked(void *managed, boo
  * without a buffer (released) or without a dtype ("Cannot export
  * StridedMemoryView via DLPack without dtype information; create the view
  * with dtype specified."), STRIDED_ERR_OUT_OF_MEMORY. */
-STRIDED_API strided_status strided_view_export_dlpack(
-    const strided_view *view, strided_dl_managed_tensor_versioned **out);
+STRIDED_API strided_status strided_view_export_dlpack(const strided_view *view,
+                                                      strided_dl_managed_tensor_versioned **out);
 
 /* Check the stream a DLPack consumer hands the producer (the stream
  * argument of __dlpack__) for an export of this view. No stream (given
@@ -272,14 +264,14 @@ STRIDED_API strided_status strided_view_export_dlpack(
  * Returns STRIDED_OK; STRIDED_ERR_INVALID_ARGUMENT for a NULL view or a
  * stream the rules refuse ("stream=5 is not valid for a view of host
  * memory: a host producer takes stream=None or -1"). */
-STRIDED_API strided_status strided_view_check_dlpack_stream(const strided_view *view,
-                                                            bool given, int64_t stream);
+STRIDED_API strided_status strided_view_check_dlpack_stream(const strided_view *view, bool given,
+                                                            int64_t stream);
 
 /* The same as a legacy (unversioned) managed tensor, for consumers that ask
  * for no version; read-only views cannot say so in this form.
  * Returns what strided_view_export_dlpack returns. */
-STRIDED_API strided_status strided_view_export_dlpack_legacy(
-    const strided_view *view, strided_dl_managed_tensor **out);
+STRIDED_API strided_status strided_view_export_dlpack_legacy(const strided_view *view,
+                                                             strided_dl_managed_tensor **out);
 
 /* The DLPack device of a buffer's memory as cuda.core's Buffer reports it,
  * by what can reach the memory: managed memory a device reaches is CUDA
@@ -302,13 +294,13 @@ STRIDED_API strided_status strided_buffer_dlpack_device(const strided_buffer *b,
  *   out  out-parameter: the tensor, owned by the caller (call its deleter)
  * Returns the errors of strided_buffer_dlpack_device (checked first),
  * STRIDED_ERR_INVALID_ARGUMENT for a NULL out, STRIDED_ERR_OUT_OF_MEMORY. */
-STRIDED_API strided_status strided_buffer_export_dlpack(
-    strided_buffer *b, strided_dl_managed_tensor_versioned **out);
+STRIDED_API strided_status strided_buffer_export_dlpack(strided_buffer *b,
+                                                        strided_dl_managed_tensor_versioned **out);
 
 /* The same as a legacy (unversioned) managed tensor, for consumers that ask
  * for no version. Returns what strided_buffer_export_dlpack returns. */
-STRIDED_API strided_status strided_buffer_export_dlpack_legacy(
-    strided_buffer *b, strided_dl_managed_tensor **out);
+STRIDED_API strided_status strided_buffer_export_dlpack_legacy(strided_buffer *b,
+                                                               strided_dl_managed_tensor **out);
 
 /* Whether a DLPack export may, must or must not copy: the copy argument of
  * __dlpack__ (None, True, False). */

@@ -13,16 +13,15 @@
 #include "strided/status.h"
 
 #if defined(__GNUC__)
-#define STRIDED_PRINTF(fmt_index, first_arg) \
-    __attribute__((format(printf, fmt_index, first_arg)))
+#define STRIDED_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #define STRIDED_PRINTF(fmt_index, first_arg)
 #endif
 
 /* Record "op: <formatted reason>" as the calling thread's last error and
  * return code. The one way a failing site reports. */
-strided_status strided__fail(strided_status code, const char *op,
-                             const char *fmt, ...) STRIDED_PRINTF(3, 4);
+strided_status strided__fail(strided_status code, const char *op, const char *fmt, ...)
+    STRIDED_PRINTF(3, 4);
 
 /* Checked int64 arithmetic: true on overflow (then *out is unspecified). */
 static inline bool strided__mul_overflow(int64_t a, int64_t b, int64_t *out)
@@ -49,8 +48,7 @@ typedef struct strided__text {
 } strided__text;
 
 /* Append formatted text. */
-void strided__text_append(strided__text *t, const char *fmt, ...)
-    STRIDED_PRINTF(2, 3);
+void strided__text_append(strided__text *t, const char *fmt, ...) STRIDED_PRINTF(2, 3);
 
 /* Append n int64 values as a Python tuple: "(a,b)", "(a,)" or "()". */
 void strided__text_tuple(strided__text *t, int n, const int64_t *v);

@@ -19,8 +19,7 @@ const char *strided_status_name(strided_status status)
 {
     switch (status) {
 #define NAME_CASE(name, value, text) \
-    case name:                       \
-        return #name;
+    case name: return #name;
         STRIDED_STATUS_LIST(NAME_CASE)
 #undef NAME_CASE
     }
@@ -31,8 +30,7 @@ const char *strided_status_text(strided_status status)
 {
     switch (status) {
 #define TEXT_CASE(name, value, text) \
-    case name:                       \
-        return text;
+    case name: return text;
         STRIDED_STATUS_LIST(TEXT_CASE)
 #undef TEXT_CASE
     }
@@ -64,8 +62,7 @@ const char *strided_version(void)
     return STRIDED_VERSION_STRING;
 }
 
-static strided_status record(strided_status code, const char *op,
-                             const char *fmt, va_list args)
+static strided_status record(strided_status code, const char *op, const char *fmt, va_list args)
 {
     int n = snprintf(message, sizeof message, "%s: ", op);
     size_t at = n < 0 ? 0 : (size_t)n;
@@ -77,8 +74,7 @@ static strided_status record(strided_status code, const char *op,
     return code;
 }
 
-strided_status strided__fail(strided_status code, const char *op,
-                             const char *fmt, ...)
+strided_status strided__fail(strided_status code, const char *op, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
@@ -87,8 +83,7 @@ strided_status strided__fail(strided_status code, const char *op,
     return code;
 }
 
-strided_status strided_set_last_error(strided_status status,
-                                      const char *operation,
+strided_status strided_set_last_error(strided_status status, const char *operation,
                                       const char *format, ...)
 {
     va_list args;

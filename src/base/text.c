@@ -24,7 +24,6 @@ void strided__text_tuple(strided__text *t, int n, const int64_t *v)
 {
     strided__text_append(t, "(");
     for (int i = 0; i < n; i++)
-        strided__text_append(t, i + 1 < n || n == 1 ? "%lld," : "%lld",
-                             (long long)v[i]);
+        strided__text_append(t, i + 1 < n || n == 1 ? "%lld," : "%lld", (long long)v[i]);
     strided__text_append(t, ")");
 }

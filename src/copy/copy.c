@@ -68,7 +68,8 @@ static strided_status copy_host_planned(const strided_copy_plan *plan, void *dst
     strided_copy_plan in, outp;
     int64_t bytes = 0;
     strided_status status = strided_layout_init_dense(&dense, src_layout->ndim, src_layout->shape,
-                                       src_layout->itemsize, STRIDED_ORDER_C, 0, NULL);
+                                                      src_layout->itemsize, STRIDED_ORDER_C, 0,
+                                                      NULL);
     if (status == STRIDED_OK)
         status = strided_layout_required_size_in_bytes(&dense, &bytes);
     if (status == STRIDED_OK)
@@ -101,9 +102,8 @@ static strided_status copy_host_planned(const strided_copy_plan *plan, void *dst
     return STRIDED_OK;
 }
 
-strided_status strided_copy_host(void *dst, const strided_layout *dst_layout,
-                                 const void *src, const strided_layout *src_layout,
-                                 int nthreads)
+strided_status strided_copy_host(void *dst, const strided_layout *dst_layout, const void *src,
+                                 const strided_layout *src_layout, int nthreads)
 {
     if (dst_layout == NULL || src_layout == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "copy",
@@ -134,8 +134,8 @@ static strided_status wait_stream(const char *op, const strided__driver *cu, voi
 }
 
 /* The checks of strided_view_copy that the layouts alone cannot make. */
-static strided_status check_views(const char *op, const strided_view *dst,
-                                  const strided_view *src, unsigned flags)
+static strided_status check_views(const char *op, const strided_view *dst, const strided_view *src,
+                                  unsigned flags)
 {
     if (dst == NULL || src == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "dst and src are required");
@@ -161,15 +161,14 @@ static strided_status check_views(const char *op, const strided_view *dst,
     return STRIDED_OK;
 }
 
-strided_status strided_view_copy(const strided_view *dst, const strided_view *src,
-                                 void *stream, unsigned flags)
+strided_status strided_view_copy(const strided_view *dst, const strided_view *src, void *stream,
+                                 unsigned flags)
 {
     return strided_view_copy_ex(dst, src, stream, flags, NULL);
 }
 
-strided_status strided_view_copy_ex(const strided_view *dst, const strided_view *src,
-                                    void *stream, unsigned flags,
-                                    const strided_copy_temporaries *temporaries)
+strided_status strided_view_copy_ex(const strided_view *dst, const strided_view *src, void *stream,
+                                    unsigned flags, const strided_copy_temporaries *temporaries)
 {
     const char *op = "copy";
     strided_status status = check_views(op, dst, src, flags);
@@ -192,9 +191,8 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
             if (status != STRIDED_OK)
                 return status;
         }
-        return copy_host_planned(&plan, strided_view_ptr(dst), &dst->layout,
-                                 strided_view_ptr(src), &src->layout, 0,
-                                 temporaries ? temporaries->host : NULL, stream);
+        return copy_host_planned(&plan, strided_view_ptr(dst), &dst->layout, strided_view_ptr(src),
+                                 &src->layout, 0, temporaries ? temporaries->host : NULL, stream);
     }
 
     if (no_stream)
@@ -214,8 +212,14 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
                                                   : 0;
     bool blocking = (flags & STRIDED_COPY_BLOCKING) ||
                     (!(flags & STRIDED_COPY_NONBLOCKING) && (dst_host || src_host));
-    strided__copy_job job = {&plan,     dst,    src,      di,
-                             si,        stream, device,   blocking,
+    strided__copy_job job = {&plan,
+                             dst,
+                             src,
+                             di,
+                             si,
+                             stream,
+                             device,
+                             blocking,
                              temporaries ? temporaries->host : NULL,
                              temporaries ? temporaries->device : NULL};
     status = dst_host || src_host ? strided__copy_transfer(&job)

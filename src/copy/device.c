@@ -85,8 +85,7 @@ static uintptr_t at(uintptr_t element0, int64_t offset, int itemsize)
 
 static strided_status too_large(void)
 {
-    return strided__fail(STRIDED_ERR_OVERFLOW, OP,
-                         "the copy's byte offsets do not fit in int64");
+    return strided__fail(STRIDED_ERR_OVERFLOW, OP, "the copy's byte offsets do not fit in int64");
 }
 
 /* Source and destination share bytes: read the source in full into a
@@ -161,10 +160,11 @@ static strided_status primary_context(const strided__driver *cu, int device, CUc
  * "already enabled" is success. */
 static strided_status enable_peer(const strided__driver *cu, int dev, int peer, bool *out)
 {
-    _Atomic unsigned char *cache =
-        dev < PEER_DEVICES && peer < PEER_DEVICES ? &peer_state[dev][peer] : NULL;
-    unsigned char state =
-        cache != NULL ? atomic_load_explicit(cache, memory_order_acquire) : PEER_UNKNOWN;
+    _Atomic unsigned char *cache = dev < PEER_DEVICES && peer < PEER_DEVICES
+                                       ? &peer_state[dev][peer]
+                                       : NULL;
+    unsigned char state = cache != NULL ? atomic_load_explicit(cache, memory_order_acquire)
+                                        : PEER_UNKNOWN;
     if (state != PEER_UNKNOWN) {
         *out = state == PEER_ENABLED;
         return STRIDED_OK;
@@ -293,8 +293,7 @@ static strided_status copy_footprint(const strided__driver *cu, const strided__c
     if (status == STRIDED_OK)
         status = move_across(cu, job, t.ptr, lo, bytes);
     if (status == STRIDED_OK)
-        status = strided__copy_device_run(job->plan, d, t.ptr + (s - lo), job->stream,
-                                          job->device);
+        status = strided__copy_device_run(job->plan, d, t.ptr + (s - lo), job->stream, job->device);
     strided__copy_temp_free(&t);
     strided__context_leave(cu, &scope);
     return status;
@@ -304,7 +303,8 @@ static strided_status copy_footprint(const strided__driver *cu, const strided__c
  * stream, after the caller's stream), move the packed bytes over on the
  * caller's stream, unpack there. See the file's comment. */
 static strided_status copy_packed(const strided__driver *cu, const strided__copy_job *job,
-                                  const strided__copy_packing *sg, uintptr_t d, uintptr_t s, int src_dev)
+                                  const strided__copy_packing *sg, uintptr_t d, uintptr_t s,
+                                  int src_dev)
 {
     void *side = (void *)CU_STREAM_PER_THREAD;
     strided__copy_job src_job = *job;
@@ -340,13 +340,12 @@ static strided_status copy_packed(const strided__driver *cu, const strided__copy
     if (status == STRIDED_OK)
         status = strided__context_enter(OP, cu, job->device, &scope);
     if (status == STRIDED_OK) {
-        status = STRIDED_CUDA_CHECK(
-            OP, cu->cuStreamWaitEvent((CUstream)job->stream, done_packing, 0));
+        status = STRIDED_CUDA_CHECK(OP,
+                                    cu->cuStreamWaitEvent((CUstream)job->stream, done_packing, 0));
         if (status == STRIDED_OK && !direct)
             status = strided__copy_temp_alloc(job, sg->bytes, &landed);
         if (status == STRIDED_OK) {
-            uintptr_t to = direct ? at(d, sg->unpack.dst_offset, sg->unpack.itemsize)
-                                  : landed.ptr;
+            uintptr_t to = direct ? at(d, sg->unpack.dst_offset, sg->unpack.itemsize) : landed.ptr;
             uintptr_t from = direct ? at(packed.ptr, sg->unpack.src_offset, sg->unpack.itemsize)
                                     : packed.ptr;
             status = move_across(cu, job, to, from, sg->bytes);
@@ -355,7 +354,8 @@ static strided_status copy_packed(const strided__driver *cu, const strided__copy
         if (status == STRIDED_OK)
             status = record_event(cu, job->stream, &done_moving);
         if (status == STRIDED_OK && !direct)
-            status = strided__copy_device_run_from(&sg->unpack, d, landed.ptr, job->stream, job->device);
+            status = strided__copy_device_run_from(&sg->unpack, d, landed.ptr, job->stream,
+                                                   job->device);
         strided__copy_temp_free(&landed);
         strided__context_leave(cu, &scope);
     }
@@ -365,8 +365,8 @@ static strided_status copy_packed(const strided__driver *cu, const strided__copy
         bool entered = strided__context_enter(OP, cu, src_dev, &scope) == STRIDED_OK;
         bool ordered = !moving;
         if (!ordered && entered && done_moving != NULL) {
-            strided_status waited = STRIDED_CUDA_CHECK(
-                OP, cu->cuStreamWaitEvent((CUstream)side, done_moving, 0));
+            strided_status waited = STRIDED_CUDA_CHECK(OP, cu->cuStreamWaitEvent((CUstream)side,
+                                                                                 done_moving, 0));
             ordered = waited == STRIDED_OK;
             if (status == STRIDED_OK)
                 status = waited;

@@ -86,7 +86,7 @@
  * and stores go through memcpy, so they need no alignment; lanes move with
  * fixed shuffles (__builtin_shuffle in GCC, __builtin_shufflevector in
  * Clang) chosen to be one or two instructions on SSE2 and NEON. */
-#if (defined(__GNUC__) || defined(__clang__)) &&                               \
+#if (defined(__GNUC__) || defined(__clang__)) && \
     (defined(__SSE2__) || defined(__ARM_NEON) || defined(__aarch64__))
 #define HAVE_VECTORS 1
 typedef uint8_t vec_u8 __attribute__((vector_size(16)));
@@ -132,9 +132,9 @@ enum path {
 };
 #define PATH_BIT(p) (1u << (p))
 
-static const char *const path_names[PATH_COUNT] = {
-    "transpose_vector", "reverse_vector", "stride2_vector",
-    "stride3_vector",   "stride4_vector", "planes"};
+static const char *const path_names[PATH_COUNT] = {"transpose_vector", "reverse_vector",
+                                                   "stride2_vector",   "stride3_vector",
+                                                   "stride4_vector",   "planes"};
 
 /* How many pieces of work (one thread's share of one copy) used each path
  * since the last reset. */
@@ -177,23 +177,32 @@ struct job {
     int64_t group;
 };
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
 
 /* The itemsizes with their own code; any other size takes the generic path
  * (the same code with a run-time size). F is called with the itemsize as its
  * last argument. */
-#define BY_ITEMSIZE(isz, F, ...)                                               \
-    do {                                                                       \
-        switch (isz) {                                                         \
-        case 1: F(__VA_ARGS__, 1); break;                                      \
-        case 2: F(__VA_ARGS__, 2); break;                                      \
-        case 4: F(__VA_ARGS__, 4); break;                                      \
-        case 8: F(__VA_ARGS__, 8); break;                                      \
-        case 16: F(__VA_ARGS__, 16); break;                                    \
-        default: F(__VA_ARGS__, (isz)); break;                                 \
-        }                                                                      \
+#define BY_ITEMSIZE(isz, F, ...)               \
+    do {                                       \
+        switch (isz) {                         \
+        case 1: F(__VA_ARGS__, 1); break;      \
+        case 2: F(__VA_ARGS__, 2); break;      \
+        case 4: F(__VA_ARGS__, 4); break;      \
+        case 8: F(__VA_ARGS__, 8); break;      \
+        case 16: F(__VA_ARGS__, 16); break;    \
+        default: F(__VA_ARGS__, (isz)); break; \
+        }                                      \
     } while (0)
 
 /* Whether isz is one of the itemsizes with their own code (BY_ITEMSIZE):
@@ -219,31 +228,32 @@ static ALWAYS_INLINE bool vector_size_ok(size_t isz)
  * log2(K) rounds of interleaves: each round pairs row i with row i + K/2
  * and puts their interleaved low halves at 2i and high halves at 2i + 1;
  * after the last round row r holds element r of every input row. */
-#define DEFINE_BLOCK(name, T, K, LO, HI)                                      \
-    static ALWAYS_INLINE void name(char *d, int64_t dstep, const char *s,    \
-                                   int64_t sstep)                            \
-    {                                                                        \
-        T r[K], t[K];                                                        \
-        UNROLL for (int i = 0; i < K; i++)                                   \
-            memcpy(&r[i], s + i * sstep, 16);                                \
-        UNROLL for (int round = 1; round < K; round *= 2)                    \
-        {                                                                    \
-            UNROLL for (int i = 0; i < K / 2; i++)                           \
-            {                                                                \
-                t[2 * i] = LO(r[i], r[i + K / 2]);                           \
-                t[2 * i + 1] = HI(r[i], r[i + K / 2]);                       \
-            }                                                                \
-            UNROLL for (int i = 0; i < K; i++) r[i] = t[i];                  \
-        }                                                                    \
-        UNROLL for (int i = 0; i < K; i++)                                   \
-            memcpy(d + i * dstep, &r[i], 16);                                \
+#define DEFINE_BLOCK(name, T, K, LO, HI)                                                 \
+    static ALWAYS_INLINE void name(char *d, int64_t dstep, const char *s, int64_t sstep) \
+    {                                                                                    \
+        T r[K], t[K];                                                                    \
+        UNROLL                                                                           \
+        for (int i = 0; i < K; i++)                                                      \
+            memcpy(&r[i], s + i * sstep, 16);                                            \
+        UNROLL                                                                           \
+        for (int round = 1; round < K; round *= 2) {                                     \
+            UNROLL                                                                       \
+            for (int i = 0; i < K / 2; i++) {                                            \
+                t[2 * i] = LO(r[i], r[i + K / 2]);                                       \
+                t[2 * i + 1] = HI(r[i], r[i + K / 2]);                                   \
+            }                                                                            \
+            UNROLL                                                                       \
+            for (int i = 0; i < K; i++)                                                  \
+                r[i] = t[i];                                                             \
+        }                                                                                \
+        UNROLL                                                                           \
+        for (int i = 0; i < K; i++)                                                      \
+            memcpy(d + i * dstep, &r[i], 16);                                            \
     }
 
-#define LO8(a, b)                                                              \
-    SHUFFLE(vec_u8, a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)
-#define HI8(a, b)                                                              \
-    SHUFFLE(vec_u8, a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, \
-            15, 31)
+#define LO8(a, b) SHUFFLE(vec_u8, a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23)
+#define HI8(a, b) \
+    SHUFFLE(vec_u8, a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
 #define LO16(a, b) SHUFFLE(vec_u16, a, b, 0, 8, 1, 9, 2, 10, 3, 11)
 #define HI16(a, b) SHUFFLE(vec_u16, a, b, 4, 12, 5, 13, 6, 14, 7, 15)
 #define LO32(a, b) SHUFFLE(vec_u32, a, b, 0, 4, 1, 5)
@@ -257,8 +267,7 @@ DEFINE_BLOCK(block_4, vec_u32, 4, LO32, HI32)
 DEFINE_BLOCK(block_8, vec_u64, 2, LO64, HI64)
 
 /* Assumes: vector_size_ok(isz). */
-static ALWAYS_INLINE void block(char *d, int64_t dstep, const char *s, int64_t sstep,
-                                size_t isz)
+static ALWAYS_INLINE void block(char *d, int64_t dstep, const char *s, int64_t sstep, size_t isz)
 {
     switch (isz) {
     case 1: block_1(d, dstep, s, sstep); break;
@@ -344,8 +353,7 @@ static ALWAYS_INLINE void stride_16(char *d, const char *s, int S, size_t isz)
         vec_u8 a, b, v;
         memcpy(&a, s, 16);
         memcpy(&b, s + 16, 16);
-        v = SHUFFLE(vec_u8, a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28,
-                    30);
+        v = SHUFFLE(vec_u8, a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         memcpy(d, &v, 16);
     }
 }
@@ -372,9 +380,7 @@ static ALWAYS_INLINE void row_fill(char *d, const char *s, int64_t len, size_t i
     } else if (fixed_size(isz)) {
         unsigned char v[16];
         memcpy(v, s, isz);
-        SIMD
-        for (int64_t k = 0; k < len; k++)
-            memcpy(d + k * (int64_t)isz, v, isz);
+        SIMD for (int64_t k = 0; k < len; k++) memcpy(d + k * (int64_t)isz, v, isz);
     } else {
         /* Copy the first element, then double what is written. */
         int64_t done = 1;
@@ -436,13 +442,9 @@ static ALWAYS_INLINE unsigned run_gather(char *d, const char *s, int64_t len, in
     if (k == 0)
         used = 0;
     if (sn == -e) {
-        SIMD
-        for (int64_t i = k; i < len; i++)
-            memcpy(d + i * e, s - i * e, isz);
+        SIMD for (int64_t i = k; i < len; i++) memcpy(d + i * e, s - i * e, isz);
     } else {
-        SIMD
-        for (int64_t i = k; i < len; i++)
-            memcpy(d + i * e, s + i * sn, isz);
+        SIMD for (int64_t i = k; i < len; i++) memcpy(d + i * e, s + i * sn, isz);
     }
     return used;
 }
@@ -464,8 +466,8 @@ static ALWAYS_INLINE unsigned row_gather(char *d, const char *s, int64_t len, in
  * row (consecutive chunks form one piece of the row) or a whole row.
  * Returns the path bits of the vector loops that ran. */
 static ALWAYS_INLINE unsigned rows_batch(const struct job *j, char *d, const char *s,
-                                         const int64_t *idx, int64_t batch,
-                                         enum body_kind kind, size_t isz)
+                                         const int64_t *idx, int64_t batch, enum body_kind kind,
+                                         size_t isz)
 {
     const int last = j->nest.n - 1;
     int64_t len = j->n, count = batch;
@@ -497,8 +499,8 @@ static ALWAYS_INLINE unsigned rows_batch(const struct job *j, char *d, const cha
  * destination row PREFETCH_ROWS below is prefetched as a row is started
  * (prefetches never fault, so they need no bounds). Returns the path bits
  * of the vector loops that ran. */
-static ALWAYS_INLINE unsigned tile_move(char *d, const char *s, int64_t eu, int64_t ea,
-                                        int64_t du, int64_t ss, size_t isz, bool prefetch)
+static ALWAYS_INLINE unsigned tile_move(char *d, const char *s, int64_t eu, int64_t ea, int64_t du,
+                                        int64_t ss, size_t isz, bool prefetch)
 {
     const int64_t e = (int64_t)isz;
     int64_t iv = 0, kv = 0;
@@ -530,9 +532,7 @@ static ALWAYS_INLINE unsigned tile_move(char *d, const char *s, int64_t eu, int6
         if (prefetch && i >= iv)
             for (int64_t b = 0; b < ea * e; b += 64)
                 PREFETCH_WRITE(dr + PREFETCH_ROWS * du + b);
-        SIMD
-        for (int64_t k = i < iv ? kv : 0; k < ea; k++)
-            memcpy(dr + k * e, sr + k * ss, isz);
+        SIMD for (int64_t k = i < iv ? kv : 0; k < ea; k++) memcpy(dr + k * e, sr + k * ss, isz);
     }
     return used;
 }
@@ -577,8 +577,7 @@ static ALWAYS_INLINE unsigned tile_direct(char *d, const char *s, int64_t eu, in
  * Prefetches never fault, so they need no bounds. Returns the path bits of
  * the vector loops that ran. */
 static ALWAYS_INLINE unsigned tile_staged(char *d, const char *s, int64_t eu, int64_t ea,
-                                          int64_t du, int64_t sa, size_t isz,
-                                          unsigned char *buf)
+                                          int64_t du, int64_t sa, size_t isz, unsigned char *buf)
 {
     const int64_t e = (int64_t)isz, row = eu * e;
     for (int64_t k = 0; k < ea; k++) {
@@ -600,9 +599,8 @@ static ALWAYS_INLINE unsigned tile_staged(char *d, const char *s, int64_t eu, in
  * Tiles whose source rows are shorter than a cache line gain nothing from
  * the buffer (their lines are shared by many rows anyway) and are moved
  * directly. Returns the path bits of the vector loops that ran. */
-static ALWAYS_INLINE unsigned tile_row(const struct job *j, char *d, const char *s,
-                                       int64_t eu, int64_t a0, int64_t a1, size_t isz,
-                                       unsigned char *buf)
+static ALWAYS_INLINE unsigned tile_row(const struct job *j, char *d, const char *s, int64_t eu,
+                                       int64_t a0, int64_t a1, size_t isz, unsigned char *buf)
 {
     const int64_t e = (int64_t)isz;
     const bool staged = isz <= STAGE_MAX_ITEMSIZE && eu * e >= 64;
@@ -612,11 +610,10 @@ static ALWAYS_INLINE unsigned tile_row(const struct job *j, char *d, const char 
     for (int64_t a = a0; a < a1; a += j->ta) {
         int64_t ea = min64(j->ta, a1 - a);
         if (staged)
-            used |= tile_staged(d + (a - a0) * e, s + (a - a0) * j->sa, eu, ea, j->du, j->sa,
-                                isz, buf);
+            used |= tile_staged(d + (a - a0) * e, s + (a - a0) * j->sa, eu, ea, j->du, j->sa, isz,
+                                buf);
         else
-            used |= tile_direct(d + (a - a0) * e, s + (a - a0) * j->sa, eu, ea, j->du, j->sa,
-                                isz);
+            used |= tile_direct(d + (a - a0) * e, s + (a - a0) * j->sa, eu, ea, j->du, j->sa, isz);
     }
     return used;
 }
@@ -654,40 +651,32 @@ static ALWAYS_INLINE unsigned planes_batch(const struct job *j, char *d, const c
     unsigned used = 0;
 
     for (int64_t g = 0; g < batch; g++)
-        used |= tile_row(j, d + g * j->nest.dstep[last], s + g * j->nest.sstep[last], j->mu,
-                         0, j->ma, isz, buf);
+        used |= tile_row(j, d + g * j->nest.dstep[last], s + g * j->nest.sstep[last], j->mu, 0,
+                         j->ma, isz, buf);
     return used | PATH_BIT(PATH_PLANES);
 }
 
 /* BY_ITEMSIZE calls these with the itemsize last, and keeps their path
  * bits. */
-#define ROWS_BATCH(out, j, d, s, idx, batch, kind, isz)                        \
+#define ROWS_BATCH(out, j, d, s, idx, batch, kind, isz) \
     ((out) = rows_batch((j), (d), (s), (idx), (batch), (kind), (isz)))
-#define TRANSPOSE_BATCH(out, j, d, s, idx, batch, isz)                         \
+#define TRANSPOSE_BATCH(out, j, d, s, idx, batch, isz) \
     ((out) = transpose_batch((j), (d), (s), (idx), (batch), (isz)))
-#define PLANES_BATCH(out, j, d, s, batch, isz)                                 \
-    ((out) = planes_batch((j), (d), (s), (batch), (isz)))
+#define PLANES_BATCH(out, j, d, s, batch, isz) ((out) = planes_batch((j), (d), (s), (batch), (isz)))
 
-static unsigned body(const struct job *j, char *d, const char *s, const int64_t *idx,
-                     int64_t batch)
+static unsigned body(const struct job *j, char *d, const char *s, const int64_t *idx, int64_t batch)
 {
     unsigned used = 0;
     switch (j->kind) {
-    case BODY_ROWS:
-        BY_ITEMSIZE(j->isz, ROWS_BATCH, used, j, d, s, idx, batch, BODY_ROWS);
-        break;
+    case BODY_ROWS: BY_ITEMSIZE(j->isz, ROWS_BATCH, used, j, d, s, idx, batch, BODY_ROWS); break;
     case BODY_BROADCAST:
         BY_ITEMSIZE(j->isz, ROWS_BATCH, used, j, d, s, idx, batch, BODY_BROADCAST);
         break;
     case BODY_GATHER:
         BY_ITEMSIZE(j->isz, ROWS_BATCH, used, j, d, s, idx, batch, BODY_GATHER);
         break;
-    case BODY_TRANSPOSE:
-        BY_ITEMSIZE(j->isz, TRANSPOSE_BATCH, used, j, d, s, idx, batch);
-        break;
-    case BODY_PLANES:
-        BY_ITEMSIZE(j->isz, PLANES_BATCH, used, j, d, s, batch);
-        break;
+    case BODY_TRANSPOSE: BY_ITEMSIZE(j->isz, TRANSPOSE_BATCH, used, j, d, s, idx, batch); break;
+    case BODY_PLANES: BY_ITEMSIZE(j->isz, PLANES_BATCH, used, j, d, s, batch); break;
     }
     return used;
 }
@@ -788,8 +777,7 @@ static void nest_push(struct nest *nt, int64_t count, int64_t dstep, int64_t sst
 
 /* Push the plan's axes other than skip1 and skip2 (-1: none) that have
  * more than one element. */
-static void nest_push_outer(struct nest *nt, const strided_copy_plan *p, int skip1,
-                            int skip2)
+static void nest_push_outer(struct nest *nt, const strided_copy_plan *p, int skip1, int skip2)
 {
     const int64_t e = p->itemsize;
     for (int k = 0; k < p->ndim; k++)
@@ -818,7 +806,10 @@ static void run_rows(const strided_copy_plan *p, struct job *j, int nthreads)
 
 /* The tile edge in elements for an itemsize: rows of at least 256 bytes
  * where possible, 64 elements at most, 8 at least. */
-static int64_t tile_edge(int64_t isz) { return max64(8, min64(64, 256 / isz)); }
+static int64_t tile_edge(int64_t isz)
+{
+    return max64(8, min64(64, 256 / isz));
+}
 
 /* Assumes: ndim >= 2, volume > 0, the last axis has destination stride 1
  * and the source unit axis u is another axis with source stride 1. */
@@ -888,23 +879,18 @@ static int plan_is_sound(const strided_copy_plan *p)
     switch (p->kernel) {
     case STRIDED_COPY_CONTIGUOUS:
         return p->ndim == 1 && p->dst_strides[0] == 1 && p->src_strides[0] == 1;
-    case STRIDED_COPY_ROWS:
-        return p->dst_strides[last] == 1 && p->src_strides[last] == 1;
+    case STRIDED_COPY_ROWS: return p->dst_strides[last] == 1 && p->src_strides[last] == 1;
     case STRIDED_COPY_TRANSPOSE:
-        return p->dst_strides[last] == 1 && p->src_unit_axis >= 0 &&
-               p->src_unit_axis < last && p->src_strides[p->src_unit_axis] == 1;
-    case STRIDED_COPY_BROADCAST:
-        return p->dst_strides[last] == 1 && p->src_strides[last] == 0;
-    case STRIDED_COPY_GATHER:
-        return 1;
-    default:
-        return 0;
+        return p->dst_strides[last] == 1 && p->src_unit_axis >= 0 && p->src_unit_axis < last &&
+               p->src_strides[p->src_unit_axis] == 1;
+    case STRIDED_COPY_BROADCAST: return p->dst_strides[last] == 1 && p->src_strides[last] == 0;
+    case STRIDED_COPY_GATHER: return 1;
+    default: return 0;
     }
 }
 #endif
 
-void strided__copy_host_run(const strided_copy_plan *p, char *dst, const char *src,
-                            int nthreads)
+void strided__copy_host_run(const strided_copy_plan *p, char *dst, const char *src, int nthreads)
 {
     struct job j;
 

@@ -12,7 +12,6 @@
  * destination do not overlap (the caller stages overlapping copies).
  * nthreads: 0 = choose by size, 1 = the calling thread only, n = at most n.
  * Never fails. */
-void strided__copy_host_run(const strided_copy_plan *p, char *dst, const char *src,
-                            int nthreads);
+void strided__copy_host_run(const strided_copy_plan *p, char *dst, const char *src, int nthreads);
 
 #endif

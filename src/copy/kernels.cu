@@ -59,20 +59,28 @@ constexpr int TILE_ROWS = THREADS / 32; /* threadIdx.y of tile kernels */
 /* The unit of a given size: a plain integer or vector type of that size and
  * alignment, so that a unit moves in one load and one store. */
 template <int N> struct unit_of;
-template <> struct unit_of<1> { typedef uint8_t type; };
-template <> struct unit_of<2> { typedef uint16_t type; };
-template <> struct unit_of<4> { typedef uint32_t type; };
-template <> struct unit_of<8> { typedef uint64_t type; };
-template <> struct unit_of<16> { typedef uint4 type; };
+template <> struct unit_of<1> {
+    typedef uint8_t type;
+};
+template <> struct unit_of<2> {
+    typedef uint16_t type;
+};
+template <> struct unit_of<4> {
+    typedef uint32_t type;
+};
+template <> struct unit_of<8> {
+    typedef uint64_t type;
+};
+template <> struct unit_of<16> {
+    typedef uint4 type;
+};
 
-__device__ __forceinline__ uint32_t quotient(const strided_copy_div32 &d,
-                                             uint32_t n)
+__device__ __forceinline__ uint32_t quotient(const strided_copy_div32 &d, uint32_t n)
 {
     return (__umulhi(n, d.m) + n) >> d.s;
 }
 
-__device__ __forceinline__ uint64_t quotient(const strided_copy_div64 &d,
-                                             uint64_t n)
+__device__ __forceinline__ uint64_t quotient(const strided_copy_div64 &d, uint64_t n)
 {
     return (__umul64hi(n, d.m) + n) >> d.s;
 }
@@ -82,15 +90,13 @@ __device__ __forceinline__ uint64_t quotient(const strided_copy_div64 &d,
 template <class Args> struct traits {
     typedef decltype(Args::count) index;
     typedef decltype(Args::dst_a) offset;
-    static constexpr int dims =
-        sizeof(Args::dst_stride) / sizeof(Args::dst_stride[0]);
+    static constexpr int dims = sizeof(Args::dst_stride) / sizeof(Args::dst_stride[0]);
 };
 
 /* One step of unravel: the remainder of i by axis k goes into the offsets,
  * the quotient is what is left of i. */
 template <class Args>
-__device__ __forceinline__ void unravel_axis(const Args &a, int k,
-                                             typename traits<Args>::index &i,
+__device__ __forceinline__ void unravel_axis(const Args &a, int k, typename traits<Args>::index &i,
                                              typename traits<Args>::offset &d,
                                              typename traits<Args>::offset &s)
 {
@@ -109,9 +115,9 @@ __device__ __forceinline__ void unravel_axis(const Args &a, int k,
  * with many it is not (the code would be 64 copies long): the arguments are
  * then read at computed offsets, still straight from the parameter space. */
 template <class Args>
-__device__ __forceinline__ void
-unravel(const Args &a, typename traits<Args>::index i,
-        typename traits<Args>::offset &dst, typename traits<Args>::offset &src)
+__device__ __forceinline__ void unravel(const Args &a, typename traits<Args>::index i,
+                                        typename traits<Args>::offset &dst,
+                                        typename traits<Args>::offset &src)
 {
     typedef typename traits<Args>::offset S;
     S d = 0, s = 0;
@@ -166,13 +172,13 @@ __device__ __forceinline__ void elementwise(const Args &a, Make make)
 {
     typedef typename traits<Args>::index I;
     typedef typename traits<Args>::offset S;
-    constexpr int UNROLL = STRIDED_COPY_UNROLL_OF(sizeof(D));
+    constexpr int UNROLL
+    = STRIDED_COPY_UNROLL_OF(sizeof(D));
     D *dst = reinterpret_cast<D *>(a.dst);
     const Src *src = reinterpret_cast<const Src *>(a.src);
     const I step = (I)gridDim.x * THREADS * UNROLL;
 
-    for (I base = (I)blockIdx.x * THREADS * UNROLL + threadIdx.x;
-         base < a.count; base += step) {
+    for (I base = (I)blockIdx.x * THREADS * UNROLL + threadIdx.x; base < a.count; base += step) {
         Src v[UNROLL];
         S to[UNROLL];
 #pragma unroll
@@ -203,12 +209,12 @@ __device__ __forceinline__ void rows(const Args &a, Make make)
 {
     typedef typename traits<Args>::index I;
     typedef typename traits<Args>::offset S;
-    constexpr int UNROLL = STRIDED_COPY_UNROLL_OF(sizeof(D));
+    constexpr int UNROLL
+    = STRIDED_COPY_UNROLL_OF(sizeof(D));
 
     for (I c = blockIdx.x; c < a.count; c += gridDim.x) {
         const I row = quotient(a.tiles_b, c);
-        const I j0 = (c - row * (I)a.tiles_b.d) * (THREADS * UNROLL) +
-                     threadIdx.x;
+        const I j0 = (c - row * (I)a.tiles_b.d) * (THREADS * UNROLL) + threadIdx.x;
         S to, from;
         unravel(a, row, to, from);
         D *dst = reinterpret_cast<D *>(a.dst) + to;
@@ -242,10 +248,10 @@ __device__ __forceinline__ void rows(const Args &a, Make make)
 /* One contiguous run: bytes up to the first W-aligned destination byte,
  * then W-byte vectors, then the remaining bytes. Assumes: dst and src are
  * congruent modulo W (the host picks W so). */
-template <class W>
-__device__ __forceinline__ void contiguous(const strided_copy_span &a)
+template <class W> __device__ __forceinline__ void contiguous(const strided_copy_span &a)
 {
-    constexpr int UNROLL = STRIDED_COPY_UNROLL_OF(sizeof(W));
+    constexpr int UNROLL
+    = STRIDED_COPY_UNROLL_OF(sizeof(W));
     const uint64_t w = sizeof(W);
     uint8_t *d8 = reinterpret_cast<uint8_t *>(a.dst);
     const uint8_t *s8 = reinterpret_cast<const uint8_t *>(a.src);
@@ -263,8 +269,8 @@ __device__ __forceinline__ void contiguous(const strided_copy_span &a)
     W *dst = reinterpret_cast<W *>(d8 + head);
     const W *src = reinterpret_cast<const W *>(s8 + head);
     const uint64_t step = (uint64_t)gridDim.x * THREADS * UNROLL;
-    for (uint64_t base = (uint64_t)blockIdx.x * THREADS * UNROLL + threadIdx.x;
-         base < n; base += step) {
+    for (uint64_t base = (uint64_t)blockIdx.x * THREADS * UNROLL + threadIdx.x; base < n;
+         base += step) {
         W v[UNROLL];
 #pragma unroll
         for (int u = 0; u < UNROLL; u++)
@@ -290,8 +296,7 @@ template <class Args> struct tile_at {
 };
 
 template <int TILE, class Args>
-__device__ __forceinline__ tile_at<Args> locate(const Args &a,
-                                                typename traits<Args>::index t)
+__device__ __forceinline__ tile_at<Args> locate(const Args &a, typename traits<Args>::index t)
 {
     typedef typename traits<Args>::index I;
     tile_at<Args> at;
@@ -308,8 +313,7 @@ __device__ __forceinline__ tile_at<Args> locate(const Args &a,
  * tile is padded by one element per row against bank conflicts. Bounds are
  * tested per element, so edge tiles are correct. */
 template <class T, int TILE, class Args>
-__device__ __forceinline__ void tile_elements(const Args &a,
-                                              const tile_at<Args> &at, T *sm)
+__device__ __forceinline__ void tile_elements(const Args &a, const tile_at<Args> &at, T *sm)
 {
     typedef typename traits<Args>::index I;
     typedef typename traits<Args>::offset S;
@@ -328,8 +332,7 @@ __device__ __forceinline__ void tile_elements(const Args &a,
             const int c = threadIdx.x + x * 32; /* along a */
             const I ia = at.a0 + c;
             if (ia < a.n_a && ib < a.n_b)
-                sm[j * (TILE + 1) + c] =
-                    __ldg(&src[(S)ia * a.src_a + (S)ib * a.src_b]);
+                sm[j * (TILE + 1) + c] = __ldg(&src[(S)ia * a.src_a + (S)ib * a.src_b]);
         }
     }
     __syncthreads();
@@ -342,8 +345,7 @@ __device__ __forceinline__ void tile_elements(const Args &a,
             const int c = threadIdx.x + x * 32; /* along b */
             const I ib = at.b0 + c;
             if (ia < a.n_a && ib < a.n_b)
-                dst[(S)ia * a.dst_a + (S)ib * a.dst_b] =
-                    sm[c * (TILE + 1) + j];
+                dst[(S)ia * a.dst_a + (S)ib * a.dst_b] = sm[c * (TILE + 1) + j];
         }
     }
     __syncthreads();
@@ -351,15 +353,13 @@ __device__ __forceinline__ void tile_elements(const Args &a,
 
 /* Transpose P words of P elements each (P = 2: halfwords, P = 4: bytes):
  * w[k] holds elements (a + 0..P-1, b + k); p[j] gets (a + j, b + 0..P-1). */
-__device__ __forceinline__ void transpose_words(const uint32_t (&w)[2],
-                                                uint32_t (&p)[2])
+__device__ __forceinline__ void transpose_words(const uint32_t (&w)[2], uint32_t (&p)[2])
 {
     p[0] = __byte_perm(w[0], w[1], 0x5410);
     p[1] = __byte_perm(w[0], w[1], 0x7632);
 }
 
-__device__ __forceinline__ void transpose_words(const uint32_t (&w)[4],
-                                                uint32_t (&p)[4])
+__device__ __forceinline__ void transpose_words(const uint32_t (&w)[4], uint32_t (&p)[4])
 {
     const uint32_t t0 = __byte_perm(w[0], w[1], 0x5140);
     const uint32_t t1 = __byte_perm(w[0], w[1], 0x7362);
@@ -381,9 +381,7 @@ __device__ __forceinline__ void transpose_words(const uint32_t (&w)[4],
  * batch offsets, src_b, dst_a and both base addresses are multiples of P
  * elements (the host checks all of it), so every word is aligned. */
 template <int P, class Args>
-__device__ __forceinline__ void tile_words(const Args &a,
-                                           const tile_at<Args> &at,
-                                           uint32_t *sm)
+__device__ __forceinline__ void tile_words(const Args &a, const tile_at<Args> &at, uint32_t *sm)
 {
     typedef typename traits<Args>::offset S;
     typedef typename unit_of<4 / P>::type T;
@@ -411,8 +409,7 @@ __device__ __forceinline__ void tile_words(const Args &a,
     for (int y = 0; y < 32 * P / TILE_ROWS; y++) {
         const int r = threadIdx.y + y * TILE_ROWS; /* row a0 + r */
         const S e = ((S)at.a0 + r) * a.dst_a + (S)(P * x);
-        *reinterpret_cast<uint32_t *>(dst + e) =
-            sm[r * 32 + (x ^ (r / P % 32))];
+        *reinterpret_cast<uint32_t *>(dst + e) = sm[r * 32 + (x ^ (r / P % 32))];
     }
     __syncthreads();
 }
@@ -420,26 +417,21 @@ __device__ __forceinline__ void tile_words(const Args &a,
 /* Every tile of the launch, TILE x TILE elements of T; with PACKED (1- and
  * 2-byte elements whose alignment the host checked), full tiles go through
  * tile_words and edge tiles through tile_elements. */
-template <class T, bool PACKED, class Args>
-__device__ __forceinline__ void transpose(const Args &a)
+template <class T, bool PACKED, class Args> __device__ __forceinline__ void transpose(const Args &a)
 {
     typedef typename traits<Args>::index I;
     constexpr int TILE = tile_of<sizeof(T)>::value;
-    constexpr int ELEMENT_WORDS =
-        (TILE * (TILE + 1) * (int)sizeof(T) + 3) / 4;
+    constexpr int ELEMENT_WORDS = (TILE * (TILE + 1) * (int)sizeof(T) + 3) / 4;
     constexpr int PACKED_WORDS = PACKED ? TILE * 32 : 0;
-    constexpr int WORDS =
-        ELEMENT_WORDS > PACKED_WORDS ? ELEMENT_WORDS : PACKED_WORDS;
-    static_assert(!PACKED || TILE == 32 * (4 / sizeof(T)),
-                  "a packed tile is 32 words wide");
+    constexpr int WORDS = ELEMENT_WORDS > PACKED_WORDS ? ELEMENT_WORDS : PACKED_WORDS;
+    static_assert(!PACKED || TILE == 32 * (4 / sizeof(T)), "a packed tile is 32 words wide");
     __shared__ uint4 smem[(WORDS + 3) / 4];
 
     for (I t = blockIdx.x; t < a.count; t += gridDim.x) {
         const tile_at<Args> at = locate<TILE>(a, t);
         if constexpr (PACKED) {
             if (at.a0 + TILE <= a.n_a && at.b0 + TILE <= a.n_b) {
-                tile_words<4 / sizeof(T)>(a, at,
-                                          reinterpret_cast<uint32_t *>(smem));
+                tile_words<4 / sizeof(T)>(a, at, reinterpret_cast<uint32_t *>(smem));
                 continue;
             }
         }
@@ -468,13 +460,13 @@ __host__ __device__ __forceinline__ uint32_t small_magic(uint32_t d)
  * ib * lda + ia with lda = ta | 1: odd, so the column walk of the write
  * phase hits distinct banks. count tiles: tile t is (t % tiles_b,
  * t / tiles_b % tiles_a, batch t / tiles_b / tiles_a). */
-template <class T, class Args>
-__device__ __forceinline__ void transpose_thin(const Args &a)
+template <class T, class Args> __device__ __forceinline__ void transpose_thin(const Args &a)
 {
     typedef typename traits<Args>::index I;
     typedef typename traits<Args>::offset S;
     constexpr int ELEMENTS = STRIDED_COPY_THIN_BYTES / sizeof(T);
-    constexpr int UNROLL = STRIDED_COPY_UNROLL_OF(sizeof(T));
+    constexpr int UNROLL
+    = STRIDED_COPY_UNROLL_OF(sizeof(T));
     /* ta * tb <= ELEMENTS; padding adds at most one element per b row, and
      * there are at most ELEMENTS / 2 of those (ta >= 2). */
     constexpr int WORDS = (ELEMENTS + ELEMENTS / 2) * (int)sizeof(T) / 16 + 1;
@@ -507,8 +499,7 @@ __device__ __forceinline__ void transpose_thin(const Args &a)
                 const uint32_t ib = small_quotient(e, ma), ia = e - ib * ta;
                 at[u] = ib * lda + ia;
                 if (e < n && a0 + ia < a.n_a && b0 + ib < a.n_b)
-                    v[u] = __ldg(&src[(S)(a0 + ia) * a.src_a +
-                                      (S)(b0 + ib) * a.src_b]);
+                    v[u] = __ldg(&src[(S)(a0 + ia) * a.src_a + (S)(b0 + ib) * a.src_b]);
             }
 #pragma unroll
             for (int u = 0; u < UNROLL; u++)
@@ -523,8 +514,7 @@ __device__ __forceinline__ void transpose_thin(const Args &a)
                 const uint32_t e = e0 + u * THREADS;
                 const uint32_t ia = small_quotient(e, mb), ib = e - ia * tb;
                 if (e < n && a0 + ia < a.n_a && b0 + ib < a.n_b)
-                    dst[(S)(a0 + ia) * a.dst_a + (S)(b0 + ib) * a.dst_b] =
-                        sm[ib * lda + ia];
+                    dst[(S)(a0 + ia) * a.dst_a + (S)(b0 + ib) * a.dst_b] = sm[ib * lda + ia];
             }
         }
         __syncthreads();
@@ -533,70 +523,69 @@ __device__ __forceinline__ void transpose_thin(const Args &a)
 
 } // namespace
 
-#define KERNEL(name, Args)                                                     \
-    extern "C" __global__ void __launch_bounds__(THREADS)                      \
-        strided_copy_##name(const Args a)
+#define KERNEL(name, Args) \
+    extern "C" __global__ void __launch_bounds__(THREADS) strided_copy_##name(const Args a)
 
-#define CONTIGUOUS(w)                                                          \
-    KERNEL(contiguous_##w, strided_copy_span)                                  \
-    {                                                                          \
-        contiguous<unit_of<w>::type>(a);                                       \
+#define CONTIGUOUS(w)                         \
+    KERNEL(contiguous_##w, strided_copy_span) \
+    {                                         \
+        contiguous<unit_of<w>::type>(a);      \
     }
 
-#define ROWS(w)                                                                \
-    KERNEL(rows_##w, strided_copy_args64_64)                                   \
-    {                                                                          \
-        typedef unit_of<w>::type U;                                            \
-        rows<U, U, false>(a, same());                                          \
+#define ROWS(w)                              \
+    KERNEL(rows_##w, strided_copy_args64_64) \
+    {                                        \
+        typedef unit_of<w>::type U;          \
+        rows<U, U, false>(a, same());        \
     }
 
-#define BROADCAST(s)                                                           \
-    KERNEL(broadcast_##s, strided_copy_args64_64)                              \
-    {                                                                          \
-        typedef unit_of<s>::type U;                                            \
-        rows<U, U, true>(a, same());                                           \
+#define BROADCAST(s)                              \
+    KERNEL(broadcast_##s, strided_copy_args64_64) \
+    {                                             \
+        typedef unit_of<s>::type U;               \
+        rows<U, U, true>(a, same());              \
     }
 
-#define BROADCAST16(s)                                                         \
-    KERNEL(broadcast_##s##x16, strided_copy_args64_64)                         \
-    {                                                                          \
-        rows<uint4, unit_of<s>::type, true>(a, splat<uint4>());                \
+#define BROADCAST16(s)                                          \
+    KERNEL(broadcast_##s##x16, strided_copy_args64_64)          \
+    {                                                           \
+        rows<uint4, unit_of<s>::type, true>(a, splat<uint4>()); \
     }
 
-#define GATHER(w, variant, Args)                                               \
-    KERNEL(gather_##w##_##variant, Args)                                       \
-    {                                                                          \
-        typedef unit_of<w>::type U;                                            \
-        elementwise<U, U>(a, same());                                          \
+#define GATHER(w, variant, Args)         \
+    KERNEL(gather_##w##_##variant, Args) \
+    {                                    \
+        typedef unit_of<w>::type U;      \
+        elementwise<U, U>(a, same());    \
     }
 
-#define TRANSPOSE(s, packed, name)                                             \
-    KERNEL(name##_i32, strided_copy_args32_64)                                 \
-    {                                                                          \
-        transpose<unit_of<s>::type, packed>(a);                                \
-    }                                                                          \
-    KERNEL(name##_i64, strided_copy_args64_64)                                 \
-    {                                                                          \
-        transpose<unit_of<s>::type, packed>(a);                                \
+#define TRANSPOSE(s, packed, name)              \
+    KERNEL(name##_i32, strided_copy_args32_64)  \
+    {                                           \
+        transpose<unit_of<s>::type, packed>(a); \
+    }                                           \
+    KERNEL(name##_i64, strided_copy_args64_64)  \
+    {                                           \
+        transpose<unit_of<s>::type, packed>(a); \
     }
 
-#define TRANSPOSE_THIN(s)                                                      \
-    KERNEL(transpose_thin_##s##_i32, strided_copy_args32_64)                    \
-    {                                                                          \
-        transpose_thin<unit_of<s>::type>(a);                                   \
-    }                                                                          \
-    KERNEL(transpose_thin_##s##_i64, strided_copy_args64_64)                    \
-    {                                                                          \
-        transpose_thin<unit_of<s>::type>(a);                                   \
+#define TRANSPOSE_THIN(s)                                    \
+    KERNEL(transpose_thin_##s##_i32, strided_copy_args32_64) \
+    {                                                        \
+        transpose_thin<unit_of<s>::type>(a);                 \
+    }                                                        \
+    KERNEL(transpose_thin_##s##_i64, strided_copy_args64_64) \
+    {                                                        \
+        transpose_thin<unit_of<s>::type>(a);                 \
     }
 
 #define FOR_UNITS(M) M(1) M(2) M(4) M(8) M(16)
 
 /* gather_W_<index>_<axes> for every unit and argument struct. */
-#define GATHERS(w)                                                             \
-    GATHER(w, i32_d8, strided_copy_args32_8)                                   \
-    GATHER(w, i32_d64, strided_copy_args32_64)                                 \
-    GATHER(w, i64_d8, strided_copy_args64_8)                                   \
+#define GATHERS(w)                             \
+    GATHER(w, i32_d8, strided_copy_args32_8)   \
+    GATHER(w, i32_d64, strided_copy_args32_64) \
+    GATHER(w, i64_d8, strided_copy_args64_8)   \
     GATHER(w, i64_d64, strided_copy_args64_64)
 
 #define TRANSPOSES(s) TRANSPOSE(s, false, transpose_##s)

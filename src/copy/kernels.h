@@ -92,27 +92,27 @@ typedef struct strided_copy_span {
  * the destination along b. count is the number of tiles, tiles_b * tiles_a
  * * the volume of the batch axes, and tile t is
  * (t % tiles_b, t / tiles_b % tiles_a, batch t / tiles_b / tiles_a). */
-#define STRIDED_COPY_ARGS(name, div, uindex, sindex, dims)                     \
-    typedef struct name {                                                      \
-        uint64_t dst, src;                                                     \
-        uindex count;                                                          \
-        uindex n_a, n_b;                                                       \
-        sindex dst_a, dst_b, src_a, src_b;                                     \
-        div tiles_a, tiles_b;                                                  \
-        int32_t ndim;                                                          \
-        div extent[dims];                                                      \
-        sindex dst_stride[dims];                                               \
-        sindex src_stride[dims];                                               \
+#define STRIDED_COPY_ARGS(name, div, uindex, sindex, dims) \
+    typedef struct name {                                  \
+        uint64_t dst, src;                                 \
+        uindex count;                                      \
+        uindex n_a, n_b;                                   \
+        sindex dst_a, dst_b, src_a, src_b;                 \
+        div tiles_a, tiles_b;                              \
+        int32_t ndim;                                      \
+        div extent[dims];                                  \
+        sindex dst_stride[dims];                           \
+        sindex src_stride[dims];                           \
     } name
 
-STRIDED_COPY_ARGS(strided_copy_args32_8, strided_copy_div32, uint32_t,
-                  int32_t, STRIDED_COPY_FEW_DIMS);
-STRIDED_COPY_ARGS(strided_copy_args32_64, strided_copy_div32, uint32_t,
-                  int32_t, STRIDED_COPY_MANY_DIMS);
-STRIDED_COPY_ARGS(strided_copy_args64_8, strided_copy_div64, uint64_t,
-                  int64_t, STRIDED_COPY_FEW_DIMS);
-STRIDED_COPY_ARGS(strided_copy_args64_64, strided_copy_div64, uint64_t,
-                  int64_t, STRIDED_COPY_MANY_DIMS);
+STRIDED_COPY_ARGS(strided_copy_args32_8, strided_copy_div32, uint32_t, int32_t,
+                  STRIDED_COPY_FEW_DIMS);
+STRIDED_COPY_ARGS(strided_copy_args32_64, strided_copy_div32, uint32_t, int32_t,
+                  STRIDED_COPY_MANY_DIMS);
+STRIDED_COPY_ARGS(strided_copy_args64_8, strided_copy_div64, uint64_t, int64_t,
+                  STRIDED_COPY_FEW_DIMS);
+STRIDED_COPY_ARGS(strided_copy_args64_64, strided_copy_div64, uint64_t, int64_t,
+                  STRIDED_COPY_MANY_DIMS);
 
 #undef STRIDED_COPY_ARGS
 
@@ -137,8 +137,8 @@ _Static_assert(sizeof(strided_copy_args64_64) <= 4096,
 #ifdef __CUDACC__
 __host__ __device__
 #endif
-static inline void strided_copy_thin_tile(uint64_t n_a, uint64_t n_b, uint32_t size,
-                                          uint32_t *ta, uint32_t *tb)
+    static inline void
+    strided_copy_thin_tile(uint64_t n_a, uint64_t n_b, uint32_t size, uint32_t *ta, uint32_t *tb)
 {
     const uint32_t elements = STRIDED_COPY_THIN_BYTES / size;
     if (n_a <= STRIDED_COPY_THIN) {

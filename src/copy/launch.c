@@ -61,8 +61,7 @@
 
 #ifndef STRIDED_HAVE_KERNELS
 
-strided_status strided__copy_device_run(const strided_copy_plan *p,
-                                        uintptr_t dst, uintptr_t src,
+strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t dst, uintptr_t src,
                                         void *stream, int device)
 {
     (void)dst;
@@ -97,24 +96,23 @@ strided_status strided__copy_device_run(const strided_copy_plan *p,
 
 /* The kernels, by index; see kernel_names. */
 enum {
-    K_CONTIGUOUS = 0,                      /* + unit */
-    K_ROWS = K_CONTIGUOUS + 5,             /* + unit */
-    K_BROADCAST = K_ROWS + 5,              /* + unit */
-    K_BROADCAST16 = K_BROADCAST + 5,       /* + unit (1..8 bytes) */
-    K_GATHER = K_BROADCAST16 + 4,          /* + 4 unit + 2 wide + many */
-    K_TRANSPOSE = K_GATHER + 20,           /* + 2 unit + wide */
-    K_TRANSPOSE_PACKED = K_TRANSPOSE + 10, /* + 2 unit (1, 2 bytes) + wide */
+    K_CONTIGUOUS = 0,                          /* + unit */
+    K_ROWS = K_CONTIGUOUS + 5,                 /* + unit */
+    K_BROADCAST = K_ROWS + 5,                  /* + unit */
+    K_BROADCAST16 = K_BROADCAST + 5,           /* + unit (1..8 bytes) */
+    K_GATHER = K_BROADCAST16 + 4,              /* + 4 unit + 2 wide + many */
+    K_TRANSPOSE = K_GATHER + 20,               /* + 2 unit + wide */
+    K_TRANSPOSE_PACKED = K_TRANSPOSE + 10,     /* + 2 unit (1, 2 bytes) + wide */
     K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4, /* + 2 unit + wide */
     K_COUNT = K_TRANSPOSE_THIN + 10,
     K_MEMCPY = -1 /* not a kernel: cuMemcpyAsync */
 };
 
 /* "unit" above is log2 of the unit's bytes: 1, 2, 4, 8, 16 -> 0..4. */
-#define UNITS(prefix, suffix)                                                  \
-    prefix "1" suffix, prefix "2" suffix, prefix "4" suffix, prefix "8" suffix, \
-        prefix "16" suffix
-#define GATHER_VARIANTS(w)                                                     \
-    "strided_copy_gather_" w "_i32_d8", "strided_copy_gather_" w "_i32_d64",  \
+#define UNITS(prefix, suffix) \
+    prefix "1" suffix, prefix "2" suffix, prefix "4" suffix, prefix "8" suffix, prefix "16" suffix
+#define GATHER_VARIANTS(w)                                                   \
+    "strided_copy_gather_" w "_i32_d8", "strided_copy_gather_" w "_i32_d64", \
         "strided_copy_gather_" w "_i64_d8", "strided_copy_gather_" w "_i64_d64"
 #define WIDTHS(name) name "_i32", name "_i64"
 
@@ -145,21 +143,14 @@ static const char *const kernel_names[] = {
     WIDTHS("strided_copy_transpose_thin_8"),
     WIDTHS("strided_copy_transpose_thin_16"),
 };
-_Static_assert(sizeof kernel_names / sizeof kernel_names[0] == K_COUNT,
-               "one name per kernel");
+_Static_assert(sizeof kernel_names / sizeof kernel_names[0] == K_COUNT, "one name per kernel");
 
 #undef UNITS
 #undef GATHER_VARIANTS
 #undef WIDTHS
 
 /* The argument struct a kernel takes. */
-typedef enum args_kind {
-    ARGS_SPAN,
-    ARGS32_8,
-    ARGS32_64,
-    ARGS64_8,
-    ARGS64_64
-} args_kind;
+typedef enum args_kind { ARGS_SPAN, ARGS32_8, ARGS32_64, ARGS64_8, ARGS64_64 } args_kind;
 
 typedef union args {
     strided_copy_span span;
@@ -220,8 +211,7 @@ static int64_t alignment_of(uint64_t x)
 
 static bool is_unit_size(int64_t bytes)
 {
-    return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 ||
-           bytes == 16;
+    return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16;
 }
 
 static int64_t ceil_div(int64_t a, int64_t b)
@@ -241,20 +231,16 @@ static bool scale_strides(axis *ax, int n, int64_t k)
 
 /* The product of the extents of n axes and the farthest offset each side
  * reaches (sum of |stride| * (extent - 1)); false on overflow. */
-static bool measure(const axis *ax, int n, int64_t *volume, int64_t *dst_reach,
-                    int64_t *src_reach)
+static bool measure(const axis *ax, int n, int64_t *volume, int64_t *dst_reach, int64_t *src_reach)
 {
     int64_t v = 1, rd = 0, rs = 0, t;
 
     for (int i = 0; i < n; i++) {
         int64_t d = ax[i].d < 0 ? -ax[i].d : ax[i].d;
         int64_t s = ax[i].s < 0 ? -ax[i].s : ax[i].s;
-        if (ax[i].d == INT64_MIN || ax[i].s == INT64_MIN ||
-            strided__mul_overflow(v, ax[i].n, &v) ||
-            strided__mul_overflow(d, ax[i].n - 1, &t) ||
-            strided__add_overflow(rd, t, &rd) ||
-            strided__mul_overflow(s, ax[i].n - 1, &t) ||
-            strided__add_overflow(rs, t, &rs))
+        if (ax[i].d == INT64_MIN || ax[i].s == INT64_MIN || strided__mul_overflow(v, ax[i].n, &v) ||
+            strided__mul_overflow(d, ax[i].n - 1, &t) || strided__add_overflow(rd, t, &rd) ||
+            strided__mul_overflow(s, ax[i].n - 1, &t) || strided__add_overflow(rs, t, &rs))
             return false;
     }
     *volume = v;
@@ -265,15 +251,13 @@ static bool measure(const axis *ax, int n, int64_t *volume, int64_t *dst_reach,
 
 static strided_status too_large(void)
 {
-    return strided__fail(STRIDED_ERR_OVERFLOW, OP,
-                         "the copy's offsets do not fit in int64 bytes");
+    return strided__fail(STRIDED_ERR_OVERFLOW, OP, "the copy's offsets do not fit in int64 bytes");
 }
 
 /* Does everything the kernel computes fit in int32? */
 static bool fits32(int64_t count, int64_t dst_reach, int64_t src_reach)
 {
-    return count <= INT32_MAX && dst_reach <= INT32_MAX &&
-           src_reach <= INT32_MAX;
+    return count <= INT32_MAX && dst_reach <= INT32_MAX && src_reach <= INT32_MAX;
 }
 
 /* Copy the batch axes into the launch. */
@@ -285,8 +269,7 @@ static void set_axes(launch *l, const axis *ax, int n)
         l->ax[i] = ax[i];
 }
 
-static strided_status contiguous(int64_t nbytes, uint64_t dst, uint64_t src,
-                                 launch *l)
+static strided_status contiguous(int64_t nbytes, uint64_t dst, uint64_t src, launch *l)
 {
     int64_t w = alignment_of(dst ^ src);
 
@@ -308,8 +291,7 @@ static strided_status contiguous(int64_t nbytes, uint64_t dst, uint64_t src,
  * or 16 bytes, are split into words of the alignment they have: one more
  * axis, innermost, merged with the next where the elements are
  * contiguous. Assumes: the axes are in units; n < STRIDED_COPY_MANY_DIMS. */
-static strided_status gather(axis *ax, int n, int64_t unit, uint64_t dst,
-                             uint64_t src, launch *l)
+static strided_status gather(axis *ax, int n, int64_t unit, uint64_t dst, uint64_t src, launch *l)
 {
     int64_t w = alignment_of((uint64_t)unit | dst | src);
     int64_t k = unit / w, count, dst_reach, src_reach;
@@ -335,8 +317,7 @@ static strided_status gather(axis *ax, int n, int64_t unit, uint64_t dst,
     bool wide = !fits32(count, dst_reach, src_reach);
     bool many = n > STRIDED_COPY_FEW_DIMS;
     l->kernel = K_GATHER + 4 * log2_of(w) + 2 * wide + many;
-    l->kind = wide ? (many ? ARGS64_64 : ARGS64_8)
-                   : (many ? ARGS32_64 : ARGS32_8);
+    l->kind = wide ? (many ? ARGS64_64 : ARGS64_8) : (many ? ARGS32_64 : ARGS32_8);
     l->count = count;
     l->work = count;
     l->per_block = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL_OF(w);
@@ -347,9 +328,8 @@ static strided_status gather(axis *ax, int n, int64_t unit, uint64_t dst,
 /* Rows of n_b units of unit bytes (the destination's) along b (strides
  * dst_b, src_b) at the offsets of the batch axes, in chunks of a block's
  * units. */
-static strided_status row_chunks(const axis *batch, int nbatch, int64_t n_b,
-                                 int64_t dst_b, int64_t src_b, int64_t unit, int kernel,
-                                 launch *l)
+static strided_status row_chunks(const axis *batch, int nbatch, int64_t n_b, int64_t dst_b,
+                                 int64_t src_b, int64_t unit, int kernel, launch *l)
 {
     int64_t rows, dst_reach, src_reach;
     int64_t chunk = STRIDED_COPY_THREADS * STRIDED_COPY_UNROLL_OF(unit);
@@ -371,8 +351,7 @@ static strided_status row_chunks(const axis *batch, int nbatch, int64_t n_b,
 }
 
 /* Rows contiguous on both sides. Assumes: n >= 1, ax[0] has strides 1. */
-static strided_status rows(axis *ax, int n, int64_t itemsize, uint64_t dst,
-                           uint64_t src, launch *l)
+static strided_status rows(axis *ax, int n, int64_t itemsize, uint64_t dst, uint64_t src, launch *l)
 {
     uint64_t bits = dst | src;
     int64_t row_bytes, w;
@@ -397,20 +376,18 @@ static strided_status rows(axis *ax, int n, int64_t itemsize, uint64_t dst,
 
 /* Runs filled with one source element each. Assumes: n >= 1, ax[0] has
  * source stride 0. */
-static strided_status broadcast(axis *ax, int n, int64_t itemsize,
-                                uint64_t dst, uint64_t src, launch *l)
+static strided_status broadcast(axis *ax, int n, int64_t itemsize, uint64_t dst, uint64_t src,
+                                launch *l)
 {
     int64_t row_bytes;
 
     assert(n >= 1 && ax[0].s == 0);
-    if (!is_unit_size(itemsize) || dst % (uint64_t)itemsize != 0 ||
-        src % (uint64_t)itemsize != 0)
+    if (!is_unit_size(itemsize) || dst % (uint64_t)itemsize != 0 || src % (uint64_t)itemsize != 0)
         return gather(ax, n, itemsize, dst, src, l);
     /* 16-byte words of 16 / itemsize copies, where every run starts on a
      * 16-byte boundary and is a whole number of words. */
     bool words = itemsize < 16 && ax[0].d == 1 && dst % 16 == 0 &&
-                 !strided__mul_overflow(ax[0].n, itemsize, &row_bytes) &&
-                 row_bytes % 16 == 0 &&
+                 !strided__mul_overflow(ax[0].n, itemsize, &row_bytes) && row_bytes % 16 == 0 &&
                  row_bytes / 16 >= STRIDED_COPY_THREADS;
     for (int i = 1; words && i < n; i++) {
         int64_t b;
@@ -424,22 +401,21 @@ static strided_status broadcast(axis *ax, int n, int64_t itemsize,
     }
     if (ax[0].n < STRIDED_COPY_THREADS)
         return gather(ax, n, itemsize, dst, src, l);
-    return row_chunks(ax + 1, n - 1, ax[0].n, ax[0].d, 0, itemsize,
-                      K_BROADCAST + log2_of(itemsize), l);
+    return row_chunks(ax + 1, n - 1, ax[0].n, ax[0].d, 0, itemsize, K_BROADCAST + log2_of(itemsize),
+                      l);
 }
 
 /* Tiles over axis a (ax[ia], along which the source is contiguous) and
  * b (ax[0]), batched over the others. Assumes: 1 <= ia < n. */
-static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize,
-                                uint64_t dst, uint64_t src, launch *l)
+static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint64_t dst,
+                                uint64_t src, launch *l)
 {
     axis batch[STRIDED_COPY_MANY_DIMS];
     int nbatch = 0;
     int64_t volume, dst_reach, src_reach, tiles;
 
     assert(ia >= 1 && ia < n);
-    if (!is_unit_size(itemsize) || dst % (uint64_t)itemsize != 0 ||
-        src % (uint64_t)itemsize != 0)
+    if (!is_unit_size(itemsize) || dst % (uint64_t)itemsize != 0 || src % (uint64_t)itemsize != 0)
         return gather(ax, n, itemsize, dst, src, l);
     const int64_t tile = itemsize == 1 ? 128 : itemsize <= 4 ? 64 : 32;
     const axis a = ax[ia], b = ax[0];
@@ -456,8 +432,7 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize,
             batch[nbatch++] = ax[i];
     /* Packed words: 4 / itemsize elements per aligned 32-bit word on both
      * sides, everywhere in the tile. */
-    bool packed = !thin && itemsize < 4 && a.s == 1 && b.d == 1 && dst % 4 == 0 &&
-                  src % 4 == 0;
+    bool packed = !thin && itemsize < 4 && a.s == 1 && b.d == 1 && dst % 4 == 0 && src % 4 == 0;
     const int64_t per_word = 4 / itemsize;
     packed = packed && b.s % per_word == 0 && a.d % per_word == 0;
     for (int i = 0; packed && i < nbatch; i++)
@@ -476,7 +451,9 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize,
         strided__mul_overflow(tiles, tiles_b, &tiles))
         return too_large();
     bool wide = !fits32(tiles, dst_reach, src_reach);
-    l->kernel = (thin ? K_TRANSPOSE_THIN : packed ? K_TRANSPOSE_PACKED : K_TRANSPOSE) +
+    l->kernel = (thin     ? K_TRANSPOSE_THIN
+                 : packed ? K_TRANSPOSE_PACKED
+                          : K_TRANSPOSE) +
                 2 * log2_of(itemsize) + wide;
     l->kind = wide ? ARGS64_64 : ARGS32_64;
     l->tiles = true;
@@ -510,8 +487,8 @@ static int64_t magnitude(int64_t v)
  * [:, ::-1], [:, ::2]) or along another (tiles: [::-1, ::-1].T,
  * [::2, ::2].T): the row or tile kernel with element units. *done says
  * whether it applied. */
-static strided_status near_unit(axis *ax, int n, int64_t itemsize, uint64_t dst,
-                                uint64_t src, launch *l, bool *done)
+static strided_status near_unit(axis *ax, int n, int64_t itemsize, uint64_t dst, uint64_t src,
+                                launch *l, bool *done)
 {
     *done = false;
     if (n < 1 || ax[0].d != 1 || !is_unit_size(itemsize) || dst % (uint64_t)itemsize != 0 ||
@@ -519,8 +496,8 @@ static strided_status near_unit(axis *ax, int n, int64_t itemsize, uint64_t dst,
         return STRIDED_OK;
     if (ax[0].s != 0 && magnitude(ax[0].s) <= NEAR_UNIT && ax[0].n >= STRIDED_COPY_THREADS) {
         *done = true;
-        return row_chunks(ax + 1, n - 1, ax[0].n, 1, ax[0].s, itemsize,
-                          K_ROWS + log2_of(itemsize), l);
+        return row_chunks(ax + 1, n - 1, ax[0].n, 1, ax[0].s, itemsize, K_ROWS + log2_of(itemsize),
+                          l);
     }
     int ia = -1;
     for (int i = 1; i < n; i++)
@@ -537,8 +514,7 @@ static strided_status near_unit(axis *ax, int n, int64_t itemsize, uint64_t dst,
  * plan whose kind's property does not hold on what is left runs as a
  * gather (or, with a source close to contiguous, near_unit's rows or
  * tiles). */
-static strided_status describe(const strided_copy_plan *p, uint64_t dst,
-                               uint64_t src, launch *l)
+static strided_status describe(const strided_copy_plan *p, uint64_t dst, uint64_t src, launch *l)
 {
     axis ax[STRIDED_COPY_MANY_DIMS];
     int n = 0, ia = -1;
@@ -579,8 +555,7 @@ static strided_status describe(const strided_copy_plan *p, uint64_t dst,
         if (n >= 1 && ax[0].s == 0)
             return broadcast(ax, n, p->itemsize, dst, src, l);
         break;
-    default:
-        break;
+    default: break;
     }
     bool done = false;
     strided_status status = near_unit(ax, n, p->itemsize, dst, src, l, &done);
@@ -607,9 +582,7 @@ static strided_copy_div32 div32(int64_t d)
     const uint32_t s = ceil_log2((uint64_t)d);
     v.d = (uint32_t)d;
     v.s = s;
-    v.m = (uint32_t)(((UINT64_C(1) << 32) * ((UINT64_C(1) << s) - (uint64_t)d)) /
-                         (uint64_t)d +
-                     1);
+    v.m = (uint32_t)(((UINT64_C(1) << 32) * ((UINT64_C(1) << s) - (uint64_t)d)) / (uint64_t)d + 1);
     return v;
 }
 
@@ -625,44 +598,38 @@ static strided_copy_div64 div64(int64_t d)
     const uint32_t s = ceil_log2((uint64_t)d);
     v.d = (uint64_t)d;
     v.s = s;
-    v.m = (uint64_t)((((u128)1 << 64) * ((UINT64_C(1) << s) - (uint64_t)d)) /
-                         (u128)d +
-                     1);
+    v.m = (uint64_t)((((u128)1 << 64) * ((UINT64_C(1) << s) - (uint64_t)d)) / (u128)d + 1);
     return v;
 }
 
 /* Fill an argument struct from a launch. */
-#define DEFINE_PACK(name, Args, divide, I, S, capacity)                        \
-    static void name(const launch *l, Args *a)                                 \
-    {                                                                          \
-        assert(l->ndim <= (capacity));                                         \
-        a->dst = l->dst;                                                       \
-        a->src = l->src;                                                       \
-        a->count = (I)l->count;                                                \
-        a->n_a = (I)l->n_a;                                                    \
-        a->n_b = (I)l->n_b;                                                    \
-        a->dst_a = (S)l->dst_a;                                                \
-        a->dst_b = (S)l->dst_b;                                                \
-        a->src_a = (S)l->src_a;                                                \
-        a->src_b = (S)l->src_b;                                                \
-        a->tiles_a = divide(l->tiles_a);                                       \
-        a->tiles_b = divide(l->tiles_b);                                       \
-        a->ndim = l->ndim;                                                     \
-        for (int k = 0; k < l->ndim; k++) {                                    \
-            a->extent[k] = divide(l->ax[k].n);                                 \
-            a->dst_stride[k] = (S)l->ax[k].d;                                  \
-            a->src_stride[k] = (S)l->ax[k].s;                                  \
-        }                                                                      \
+#define DEFINE_PACK(name, Args, divide, I, S, capacity) \
+    static void name(const launch *l, Args *a)          \
+    {                                                   \
+        assert(l->ndim <= (capacity));                  \
+        a->dst = l->dst;                                \
+        a->src = l->src;                                \
+        a->count = (I)l->count;                         \
+        a->n_a = (I)l->n_a;                             \
+        a->n_b = (I)l->n_b;                             \
+        a->dst_a = (S)l->dst_a;                         \
+        a->dst_b = (S)l->dst_b;                         \
+        a->src_a = (S)l->src_a;                         \
+        a->src_b = (S)l->src_b;                         \
+        a->tiles_a = divide(l->tiles_a);                \
+        a->tiles_b = divide(l->tiles_b);                \
+        a->ndim = l->ndim;                              \
+        for (int k = 0; k < l->ndim; k++) {             \
+            a->extent[k] = divide(l->ax[k].n);          \
+            a->dst_stride[k] = (S)l->ax[k].d;           \
+            a->src_stride[k] = (S)l->ax[k].s;           \
+        }                                               \
     }
 
-DEFINE_PACK(pack32_8, strided_copy_args32_8, div32, uint32_t, int32_t,
-            STRIDED_COPY_FEW_DIMS)
-DEFINE_PACK(pack32_64, strided_copy_args32_64, div32, uint32_t, int32_t,
-            STRIDED_COPY_MANY_DIMS)
-DEFINE_PACK(pack64_8, strided_copy_args64_8, div64, uint64_t, int64_t,
-            STRIDED_COPY_FEW_DIMS)
-DEFINE_PACK(pack64_64, strided_copy_args64_64, div64, uint64_t, int64_t,
-            STRIDED_COPY_MANY_DIMS)
+DEFINE_PACK(pack32_8, strided_copy_args32_8, div32, uint32_t, int32_t, STRIDED_COPY_FEW_DIMS)
+DEFINE_PACK(pack32_64, strided_copy_args32_64, div32, uint32_t, int32_t, STRIDED_COPY_MANY_DIMS)
+DEFINE_PACK(pack64_8, strided_copy_args64_8, div64, uint64_t, int64_t, STRIDED_COPY_FEW_DIMS)
+DEFINE_PACK(pack64_64, strided_copy_args64_64, div64, uint64_t, int64_t, STRIDED_COPY_MANY_DIMS)
 
 #undef DEFINE_PACK
 
@@ -674,25 +641,16 @@ static void pack_args(const launch *l, args *a)
         a->span.src = l->src;
         a->span.nbytes = (uint64_t)l->count;
         break;
-    case ARGS32_8:
-        pack32_8(l, &a->a32_8);
-        break;
-    case ARGS32_64:
-        pack32_64(l, &a->a32_64);
-        break;
-    case ARGS64_8:
-        pack64_8(l, &a->a64_8);
-        break;
-    case ARGS64_64:
-        pack64_64(l, &a->a64_64);
-        break;
+    case ARGS32_8: pack32_8(l, &a->a32_8); break;
+    case ARGS32_64: pack32_64(l, &a->a32_64); break;
+    case ARGS64_8: pack64_8(l, &a->a64_8); break;
+    case ARGS64_64: pack64_64(l, &a->a64_64); break;
     }
 }
 
 /* Load the fatbin into the current context (device's primary context) and
  * look every kernel up. On failure nothing stays loaded. */
-static strided_status load(const strided__driver *cu, int device,
-                           device_kernels *k)
+static strided_status load(const strided__driver *cu, int device, device_kernels *k)
 {
     CUdevice dev;
     CUmodule module = NULL;
@@ -702,16 +660,14 @@ static strided_status load(const strided__driver *cu, int device,
     status = STRIDED_CUDA_CHECK(OP, cu->cuDeviceGet(&dev, device));
     if (status == STRIDED_OK)
         status = STRIDED_CUDA_CHECK(
-            OP, cu->cuDeviceGetAttribute(
-                    &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+            OP, cu->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
     if (status == STRIDED_OK)
-        status = STRIDED_CUDA_CHECK(
-            OP, cu->cuModuleLoadData(&module, strided__copy_fatbin));
+        status = STRIDED_CUDA_CHECK(OP, cu->cuModuleLoadData(&module, strided__copy_fatbin));
     if (status != STRIDED_OK)
         return status;
     for (int i = 0; i < K_COUNT; i++) {
-        status = STRIDED_CUDA_CHECK(
-            OP, cu->cuModuleGetFunction(&k->fn[i], module, kernel_names[i]));
+        status = STRIDED_CUDA_CHECK(OP,
+                                    cu->cuModuleGetFunction(&k->fn[i], module, kernel_names[i]));
         if (status != STRIDED_OK) {
             (void)cu->cuModuleUnload(module);
             return status;
@@ -724,8 +680,7 @@ static strided_status load(const strided__driver *cu, int device,
 
 /* The kernels of device, loaded on first use. Assumes: device's primary
  * context is current. */
-static strided_status kernels_of(const strided__driver *cu, int device,
-                                 const device_kernels **out)
+static strided_status kernels_of(const strided__driver *cu, int device, const device_kernels **out)
 {
     strided_status status = STRIDED_OK;
 
@@ -740,8 +695,7 @@ static strided_status kernels_of(const strided__driver *cu, int device,
         if (!atomic_load_explicit(&ready[device], memory_order_relaxed)) {
             status = load(cu, device, &devices[device]);
             if (status == STRIDED_OK)
-                atomic_store_explicit(&ready[device], true,
-                                      memory_order_release);
+                atomic_store_explicit(&ready[device], true, memory_order_release);
         }
         pthread_mutex_unlock(&load_lock);
     }
@@ -750,17 +704,16 @@ static strided_status kernels_of(const strided__driver *cu, int device,
     return status;
 }
 
-static strided_status run(const strided__driver *cu, const device_kernels *k,
-                          const launch *l, void *stream)
+static strided_status run(const strided__driver *cu, const device_kernels *k, const launch *l,
+                          void *stream)
 {
     args a;
     void *params[1] = {&a};
     int64_t blocks, most = (int64_t)k->sm_count * BLOCKS_PER_SM;
 
     if (l->kernel == K_MEMCPY)
-        return STRIDED_CUDA_CHECK(
-            OP, cu->cuMemcpyAsync((CUdeviceptr)l->dst, (CUdeviceptr)l->src,
-                                  (size_t)l->count, (CUstream)stream));
+        return STRIDED_CUDA_CHECK(OP, cu->cuMemcpyAsync((CUdeviceptr)l->dst, (CUdeviceptr)l->src,
+                                                        (size_t)l->count, (CUstream)stream));
     assert(l->kernel >= 0 && l->kernel < K_COUNT && l->per_block > 0);
     pack_args(l, &a);
     blocks = ceil_div(l->work, l->per_block);
@@ -768,15 +721,13 @@ static strided_status run(const strided__driver *cu, const device_kernels *k,
         blocks = most;
     if (blocks < 1)
         blocks = 1;
-    return STRIDED_CUDA_CHECK(
-        OP, cu->cuLaunchKernel(k->fn[l->kernel], (unsigned int)blocks, 1, 1,
-                               l->tiles ? 32 : STRIDED_COPY_THREADS,
-                               l->tiles ? STRIDED_COPY_THREADS / 32 : 1, 1, 0,
-                               (CUstream)stream, params, NULL));
+    return STRIDED_CUDA_CHECK(OP, cu->cuLaunchKernel(k->fn[l->kernel], (unsigned int)blocks, 1, 1,
+                                                     l->tiles ? 32 : STRIDED_COPY_THREADS,
+                                                     l->tiles ? STRIDED_COPY_THREADS / 32 : 1, 1, 0,
+                                                     (CUstream)stream, params, NULL));
 }
 
-strided_status strided__copy_device_run(const strided_copy_plan *p,
-                                        uintptr_t dst, uintptr_t src,
+strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t dst, uintptr_t src,
                                         void *stream, int device)
 {
     const strided__driver *cu;
@@ -820,9 +771,8 @@ strided_status strided__copy_temp_alloc(const strided__copy_job *job, size_t siz
 {
     *out = (strided__copy_temp){0, size, NULL, job->stream};
     if (job->device_mr != NULL) {
-        strided_status status = strided__buffer_alloc_temporary(job->device_mr, size,
-                                                                job->stream, job->device,
-                                                                &out->buffer);
+        strided_status status = strided__buffer_alloc_temporary(job->device_mr, size, job->stream,
+                                                                job->device, &out->buffer);
         if (status == STRIDED_OK)
             out->ptr = strided_buffer_memory_info(out->buffer).device_address;
         return status;

@@ -22,8 +22,8 @@
  * must be reachable from that device. Returns STRIDED_ERR_NO_CUDA_DRIVER,
  * STRIDED_ERR_UNSUPPORTED when the library was built without its kernels
  * (no nvcc), STRIDED_ERR_CUDA for a failing driver call. */
-strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t dst,
-                                        uintptr_t src, void *stream, int device);
+strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t dst, uintptr_t src,
+                                        void *stream, int device);
 
 /* Run plan q on device, queued on stream; dst0 and src0 are the device
  * addresses of the element 0 of the layouts q was made from (q's offsets
@@ -52,9 +52,9 @@ typedef struct strided__copy_job {
  * the device's current memory pool on the job's stream (cuMemAllocFrom-
  * PoolAsync / cuMemFreeAsync). The caller has entered the device's context. */
 typedef struct strided__copy_temp {
-    uintptr_t ptr;           /* the device address; 0 when none */
+    uintptr_t ptr; /* the device address; 0 when none */
     size_t size;
-    strided_buffer *buffer;  /* from device_mr, else NULL */
+    strided_buffer *buffer; /* from device_mr, else NULL */
     void *stream;
 } strided__copy_temp;
 

@@ -66,14 +66,12 @@ static strided_status broadcast_source(const char *op, const strided_layout *dst
                          a, b);
 }
 
-strided_status strided_copy_plan_make(const strided_layout *dst,
-                                      const strided_layout *src,
+strided_status strided_copy_plan_make(const strided_layout *dst, const strided_layout *src,
                                       strided_copy_plan *out)
 {
     const char *op = "copy";
     if (dst == NULL || src == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dst, src and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "dst, src and out are required");
     /* Layouts filled in by hand may break the invariant that planning
      * relies on (strides it can negate, offsets it can add). The cache
      * keeps only plans made here, so a hit needs no second check. */
@@ -338,9 +336,8 @@ static uint64_t hash_pair(uint64_t dst_head, uint64_t src_head, const strided_la
 }
 
 /* Does entry e hold the pair? */
-static bool entry_matches(const cache_entry *e, uint64_t hash, uint64_t dst_head,
-                          uint64_t src_head, const strided_layout *dst,
-                          const strided_layout *src)
+static bool entry_matches(const cache_entry *e, uint64_t hash, uint64_t dst_head, uint64_t src_head,
+                          const strided_layout *dst, const strided_layout *src)
 {
     if (!e->live || e->hash != hash || e->dst_head != dst_head || e->src_head != src_head)
         return false;
@@ -420,8 +417,8 @@ static bool valid_ndim(const strided_layout *l)
     return l->ndim >= 0 && l->ndim <= STRIDED_MAX_NDIM;
 }
 
-strided_status strided__copy_plan_cached(const strided_layout *dst,
-                                         const strided_layout *src, strided_copy_plan *out)
+strided_status strided__copy_plan_cached(const strided_layout *dst, const strided_layout *src,
+                                         strided_copy_plan *out)
 {
     /* What the cache cannot key goes to the planner, which reports it. */
     if (dst == NULL || src == NULL || out == NULL || !valid_ndim(dst) || !valid_ndim(src))

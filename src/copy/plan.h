@@ -20,8 +20,8 @@
  * comparison); only pairs that plan successfully are kept. The cache is
  * per thread (no locks), holds 64 plans, and is freed when the thread
  * exits. When it cannot get memory it plans without keeping the plan. */
-strided_status strided__copy_plan_cached(const strided_layout *dst,
-                                         const strided_layout *src, strided_copy_plan *out);
+strided_status strided__copy_plan_cached(const strided_layout *dst, const strided_layout *src,
+                                         strided_copy_plan *out);
 
 /* The lowest and highest element offsets one side of plan p reaches from
  * the plan's element 0 (strides: p->dst_strides or p->src_strides),

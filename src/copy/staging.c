@@ -96,8 +96,8 @@ static strided_status decide_chunk(size_t *out)
             errno = 0;
             if (isdigit((unsigned char)text[0]))
                 v = strtoull(text, &end, 10);
-            if (end == NULL || *end != '\0' || errno != 0 ||
-                v < STRIDED__STAGING_MIN_CHUNK_BYTES || v > STRIDED__STAGING_MAX_CHUNK_BYTES)
+            if (end == NULL || *end != '\0' || errno != 0 || v < STRIDED__STAGING_MIN_CHUNK_BYTES ||
+                v > STRIDED__STAGING_MAX_CHUNK_BYTES)
                 return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, OP,
                                      "STRIDED_STAGING_CHUNK_BYTES=\"%.64s\" is not a "
                                      "decimal byte count from %zu to %zu",
@@ -160,8 +160,8 @@ static strided_status new_set(const strided__driver *cu, size_t chunk, int devic
         return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, OP,
                              "cannot allocate a staging buffer record");
     void *memory = NULL;
-    strided_status status = STRIDED_CUDA_CHECK(
-        OP, cu->cuMemHostAlloc(&memory, 2 * chunk, CU_MEMHOSTALLOC_PORTABLE));
+    strided_status status = STRIDED_CUDA_CHECK(OP, cu->cuMemHostAlloc(&memory, 2 * chunk,
+                                                                      CU_MEMHOSTALLOC_PORTABLE));
     if (status != STRIDED_OK) {
         strided__free(set);
         return status;
@@ -174,8 +174,8 @@ static strided_status new_set(const strided__driver *cu, size_t chunk, int devic
 /* Take staging for a copy whose pieces hold at most piece bytes: two
  * buffers (one when nbuf is 1) of at least piece bytes each.
  * Assumes: the job's device context is current; piece <= SIZE_MAX / 2. */
-static strided_status acquire(const strided__copy_job *job, const strided__driver *cu,
-                              size_t piece, int nbuf, staging *out)
+static strided_status acquire(const strided__copy_job *job, const strided__driver *cu, size_t piece,
+                              int nbuf, staging *out)
 {
     *out = (staging){{NULL, NULL}, NULL, NULL, NULL};
     size_t bytes = piece * (size_t)nbuf;
@@ -219,8 +219,8 @@ static strided_status acquire(const strided__copy_job *job, const strided__drive
     }
     /* Every kept set is busy (or the pieces are larger than a chunk): a
      * set of this copy's own. */
-    strided_status status = STRIDED_CUDA_CHECK(
-        OP, cu->cuMemHostAlloc(&out->own, bytes, CU_MEMHOSTALLOC_PORTABLE));
+    strided_status status = STRIDED_CUDA_CHECK(OP, cu->cuMemHostAlloc(&out->own, bytes,
+                                                                      CU_MEMHOSTALLOC_PORTABLE));
     if (status != STRIDED_OK) {
         out->own = NULL;
         return status;
@@ -329,8 +329,8 @@ static void piece_at(const pieces *ps, int64_t j, piece *pc)
 
 /* Move piece pc between the host array and a staging buffer on the host:
  * gather into staging (to_device) or scatter from it. */
-static strided_status move_piece(const strided__staged_array *a, const piece *pc,
-                                 char *buffer, bool to_device)
+static strided_status move_piece(const strided__staged_array *a, const piece *pc, char *buffer,
+                                 bool to_device)
 {
     strided_layout dense, host;
     strided_copy_plan q;
@@ -382,8 +382,7 @@ static strided_status pipeline_open(pipeline *pl, const strided__copy_job *job,
     int nbuf = pl->ps.count > 1 ? 2 : 1;
     status = acquire(job, pl->cu, pl->ps.max_bytes, nbuf, &pl->st);
     for (int i = 0; status == STRIDED_OK && i < nbuf; i++) {
-        status = STRIDED_CUDA_CHECK(OP, pl->cu->cuEventCreate(&pl->ev[i],
-                                                              CU_EVENT_DISABLE_TIMING));
+        status = STRIDED_CUDA_CHECK(OP, pl->cu->cuEventCreate(&pl->ev[i], CU_EVENT_DISABLE_TIMING));
         if (status == STRIDED_OK)
             pl->nev++;
     }
@@ -445,14 +444,12 @@ strided_status strided__staged_to_device(const strided__copy_job *job,
     }
     /* The last DMA done means every DMA is (one stream). */
     if (status == STRIDED_OK)
-        status = STRIDED_CUDA_CHECK(
-            OP, pl.cu->cuEventSynchronize(pl.ev[(pl.ps.count - 1) & 1]));
+        status = STRIDED_CUDA_CHECK(OP, pl.cu->cuEventSynchronize(pl.ev[(pl.ps.count - 1) & 1]));
     pipeline_close(&pl, status);
     return status;
 }
 
-strided_status strided__staged_to_host(const strided__copy_job *job,
-                                       const strided__staged_array *a)
+strided_status strided__staged_to_host(const strided__copy_job *job, const strided__staged_array *a)
 {
     pipeline pl;
     strided_status status = pipeline_open(&pl, job, a);

@@ -33,7 +33,7 @@ strided_status strided__staging_chunk_bytes(size_t *out);
 /* An array in host memory that travels packed: its elements in C order
  * over shape, without gaps, at a device address. */
 typedef struct strided__staged_array {
-    int ndim;               /* 1..64 */
+    int ndim; /* 1..64 */
     int itemsize;
     const int64_t *shape;   /* ndim extents, each > 0 */
     const int64_t *strides; /* ndim host strides, in elements */

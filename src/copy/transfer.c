@@ -85,9 +85,9 @@ typedef struct transfer {
     const strided__driver *cu;
     strided_copy_plan plan; /* the job's, with ndim >= 1 */
     int64_t isz;
-    int64_t bytes;   /* volume * itemsize */
-    bool pinned;     /* the host side is pinned memory */
-    char *host;      /* host address of the plan's element 0, host side */
+    int64_t bytes;    /* volume * itemsize */
+    bool pinned;      /* the host side is pinned memory */
+    char *host;       /* host address of the plan's element 0, host side */
     uintptr_t device; /* device address of the plan's element 0, device side */
 } transfer;
 
@@ -155,22 +155,20 @@ static strided_status plan_between(const strided_copy_plan *p, const int64_t *ds
 static strided_status dma(const transfer *t, uintptr_t dst, uintptr_t src, int64_t bytes)
 {
     return STRIDED_CUDA_CHECK(OP, t->cu->cuMemcpyAsync((CUdeviceptr)dst, (CUdeviceptr)src,
-                                                       (size_t)bytes,
-                                                       (CUstream)t->job->stream));
+                                                       (size_t)bytes, (CUstream)t->job->stream));
 }
 
 /* One run of bytes between the host side and the device: one DMA from
  * pinned memory, else through staging. */
-static strided_status run_across(const transfer *t, char *host, uintptr_t device,
-                                 int64_t bytes, bool to_device)
+static strided_status run_across(const transfer *t, char *host, uintptr_t device, int64_t bytes,
+                                 bool to_device)
 {
     if (t->pinned)
         return to_device ? dma(t, device, (uintptr_t)host, bytes)
                          : dma(t, (uintptr_t)host, device, bytes);
     int64_t shape[1] = {bytes}, stride[1] = {1};
     strided__staged_array a = {1, 1, shape, stride, host, device};
-    return to_device ? strided__staged_to_device(t->job, &a)
-                     : strided__staged_to_host(t->job, &a);
+    return to_device ? strided__staged_to_device(t->job, &a) : strided__staged_to_host(t->job, &a);
 }
 
 static strided_status max_pitch(const transfer *t, int64_t *out)
@@ -242,8 +240,7 @@ static strided_status footprint_to_device(transfer *t, int64_t lo, int64_t hi)
         return status;
     status = run_across(t, t->host + (intptr_t)(lo * isz), temp.ptr, bytes, true);
     if (status == STRIDED_OK)
-        status = strided__copy_device_run(&t->plan, t->device,
-                                          temp.ptr - (uintptr_t)(lo * isz),
+        status = strided__copy_device_run(&t->plan, t->device, temp.ptr - (uintptr_t)(lo * isz),
                                           t->job->stream, t->job->device);
     strided__copy_temp_free(&temp);
     return status;
@@ -280,8 +277,8 @@ static strided_status pack_to_device(transfer *t)
         if (status != STRIDED_OK)
             return status;
     }
-    strided__staged_array a = {n, p->itemsize, shape, strides, t->host,
-                               direct ? t->device : temp.ptr};
+    strided__staged_array a = {n,       p->itemsize, shape,
+                               strides, t->host,     direct ? t->device : temp.ptr};
     status = strided__staged_to_device(t->job, &a);
     if (status == STRIDED_OK && !direct)
         status = strided__copy_device_run_from(&q.unpack, t->device, temp.ptr, t->job->stream,
@@ -347,8 +344,8 @@ static strided_status pack_to_host(transfer *t)
                                                    t->job->device);
     }
     if (status == STRIDED_OK) {
-        strided__staged_array a = {p->ndim, p->itemsize, p->shape, p->dst_strides, t->host,
-                                   packed ? t->device : temp.ptr};
+        strided__staged_array a = {p->ndim,        p->itemsize, p->shape,
+                                   p->dst_strides, t->host,     packed ? t->device : temp.ptr};
         status = strided__staged_to_host(t->job, &a);
     }
     strided__copy_temp_free(&temp);

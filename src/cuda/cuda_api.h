@@ -263,12 +263,10 @@ typedef enum CUdriverProcAddressQueryResult_enum {
 
 /* The two lookup functions, found with dlsym: cuGetProcAddress_v2 (CUDA 12.0
  * and later) and the original cuGetProcAddress (CUDA 11.3 to 11.8). */
-typedef CUresult (*strided__cuGetProcAddress_v2_fn)(
-    const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-    CUdriverProcAddressQueryResult *symbolStatus);
-typedef CUresult (*strided__cuGetProcAddress_v1_fn)(const char *symbol,
-                                                    void **pfn,
-                                                    int cudaVersion,
+typedef CUresult (*strided__cuGetProcAddress_v2_fn)(const char *symbol, void **pfn, int cudaVersion,
+                                                    cuuint64_t flags,
+                                                    CUdriverProcAddressQueryResult *symbolStatus);
+typedef CUresult (*strided__cuGetProcAddress_v1_fn)(const char *symbol, void **pfn, int cudaVersion,
                                                     cuuint64_t flags);
 
 #endif

@@ -45,8 +45,7 @@ static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Function pointers and data pointers have the same size and
  * representation on every platform that has dlopen; POSIX requires it. */
-_Static_assert(sizeof(void *) == sizeof(void (*)(void)),
-               "function pointers must be pointer-sized");
+_Static_assert(sizeof(void *) == sizeof(void (*)(void)), "function pointers must be pointer-sized");
 
 /* The entry points of strided__driver and where each one goes. cuInit and
  * cuDriverGetVersion are used only during the load. */
@@ -55,7 +54,9 @@ typedef struct entry {
     size_t offset;
 } entry;
 
+/* clang-format off */
 #define ENTRY(name) {#name, offsetof(strided__driver, name)}
+/* clang-format on */
 static const entry entries[] = {
     ENTRY(cuGetErrorName),
     ENTRY(cuGetErrorString),
@@ -117,8 +118,7 @@ static void call_name(const char *call, char *name, size_t size)
     begin = end;
     while (begin > call &&
            (begin[-1] == '_' || (begin[-1] >= '0' && begin[-1] <= '9') ||
-            (begin[-1] >= 'a' && begin[-1] <= 'z') ||
-            (begin[-1] >= 'A' && begin[-1] <= 'Z')))
+            (begin[-1] >= 'a' && begin[-1] <= 'z') || (begin[-1] >= 'A' && begin[-1] <= 'Z')))
         begin--;
     if (begin == end) {
         begin = call;
@@ -134,15 +134,13 @@ static void call_name(const char *call, char *name, size_t size)
 /* Write "<call> failed: <NAME> (<text>)" into buf, asking the driver (when
  * it is loaded this far) for the error's name and text, else
  * "<call> failed: CUDA error <n>". */
-static void describe_failure(const char *call, CUresult result, char *buf,
-                             size_t size)
+static void describe_failure(const char *call, CUresult result, char *buf, size_t size)
 {
     const char *name = NULL, *text = NULL;
     char fn[128];
 
     call_name(call, fn, sizeof fn);
-    if (driver.cuGetErrorName != NULL &&
-        driver.cuGetErrorName(result, &name) != CUDA_SUCCESS)
+    if (driver.cuGetErrorName != NULL && driver.cuGetErrorName(result, &name) != CUDA_SUCCESS)
         name = NULL;
     if (name != NULL && driver.cuGetErrorString != NULL &&
         driver.cuGetErrorString(result, &text) != CUDA_SUCCESS)
@@ -156,11 +154,10 @@ static void describe_failure(const char *call, CUresult result, char *buf,
 }
 
 /* Record the outcome of a failed load. */
-static void load_failed(strided_status status, int cuda_error,
-                        const char *fmt, ...) STRIDED_PRINTF(3, 4);
+static void load_failed(strided_status status, int cuda_error, const char *fmt, ...)
+    STRIDED_PRINTF(3, 4);
 
-static void load_failed(strided_status status, int cuda_error,
-                        const char *fmt, ...)
+static void load_failed(strided_status status, int cuda_error, const char *fmt, ...)
 {
     va_list args;
 
@@ -177,21 +174,19 @@ typedef struct resolver {
     strided__cuGetProcAddress_v1_fn v1;
 } resolver;
 
-static CUresult lookup(const resolver *r, const char *symbol, int version,
-                       void **pfn, CUdriverProcAddressQueryResult *found)
+static CUresult lookup(const resolver *r, const char *symbol, int version, void **pfn,
+                       CUdriverProcAddressQueryResult *found)
 {
     *pfn = NULL;
     *found = CU_GET_PROC_ADDRESS_SUCCESS;
     if (r->v2 != NULL)
-        return r->v2(symbol, pfn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM,
-                     found);
+        return r->v2(symbol, pfn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, found);
     return r->v1(symbol, pfn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM);
 }
 
 /* Resolve symbol into the function pointer at slot; false after recording
  * why not. */
-static bool resolve(const resolver *r, const char *symbol, int version,
-                    void *slot)
+static bool resolve(const resolver *r, const char *symbol, int version, void *slot)
 {
     void *pfn;
     CUdriverProcAddressQueryResult found;
@@ -200,8 +195,7 @@ static bool resolve(const resolver *r, const char *symbol, int version,
     if (result != CUDA_SUCCESS) {
         char call[CALL_TEXT_CAPACITY];
         describe_failure("cuGetProcAddress", result, call, sizeof call);
-        load_failed(STRIDED_ERR_CUDA, (int)result,
-                    "cannot resolve %s: %s", symbol, call);
+        load_failed(STRIDED_ERR_CUDA, (int)result, "cannot resolve %s: %s", symbol, call);
         return false;
     }
     if (pfn == NULL || found != CU_GET_PROC_ADDRESS_SUCCESS) {
@@ -255,8 +249,7 @@ static void load(void)
     lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
         const char *why = dlerror();
-        load_failed(STRIDED_ERR_NO_CUDA_DRIVER, 0, "no CUDA driver: %s",
-                    why != NULL ? why : path);
+        load_failed(STRIDED_ERR_NO_CUDA_DRIVER, 0, "no CUDA driver: %s", why != NULL ? why : path);
         return;
     }
     if (!find_resolver(lib, &r)) {
@@ -277,16 +270,14 @@ static void load(void)
         load_failed(STRIDED_ERR_NO_CUDA_DRIVER, 0,
                     "no CUDA driver: %s supports CUDA %d.%d; strided needs "
                     "%d.%d or later",
-                    path, version / 1000, version % 1000 / 10,
-                    STRIDED_CUDA_API_VERSION / 1000,
+                    path, version / 1000, version % 1000 / 10, STRIDED_CUDA_API_VERSION / 1000,
                     STRIDED_CUDA_API_VERSION % 1000 / 10);
         return;
     }
     /* The error names first, so that every later failure can be told in
      * the driver's words. */
     for (i = 0; i < sizeof entries / sizeof entries[0]; i++) {
-        if (!resolve(&r, entries[i].name, STRIDED_CUDA_API_VERSION,
-                     (char *)&d + entries[i].offset))
+        if (!resolve(&r, entries[i].name, STRIDED_CUDA_API_VERSION, (char *)&d + entries[i].offset))
             return;
         if (entries[i].offset == offsetof(strided__driver, cuGetErrorString)) {
             driver.cuGetErrorName = d.cuGetErrorName;
@@ -333,8 +324,7 @@ bool strided__cuda_loaded(void)
     return atomic_load_explicit(&loaded, memory_order_acquire);
 }
 
-strided_status strided__cuda_fail(const char *op, const char *call,
-                                  CUresult result)
+strided_status strided__cuda_fail(const char *op, const char *call, CUresult result)
 {
     char text[CALL_TEXT_CAPACITY];
 
@@ -344,8 +334,7 @@ strided_status strided__cuda_fail(const char *op, const char *call,
     return STRIDED_ERR_CUDA;
 }
 
-strided_status strided__cuda_check(const char *op, const char *call,
-                                   CUresult result)
+strided_status strided__cuda_check(const char *op, const char *call, CUresult result)
 {
     if (result == CUDA_SUCCESS)
         return STRIDED_OK;
@@ -354,8 +343,8 @@ strided_status strided__cuda_check(const char *op, const char *call,
 
 /* The primary context of device, retained on first use. Assumes: device is
  * a valid ordinal (checked by the caller). */
-static strided_status retain_primary(const char *op, const strided__driver *cu,
-                                     int device, CUcontext *out)
+static strided_status retain_primary(const char *op, const strided__driver *cu, int device,
+                                     CUcontext *out)
 {
     CUdevice dev;
     CUcontext ctx = NULL;
@@ -382,8 +371,7 @@ static strided_status retain_primary(const char *op, const strided__driver *cu,
     return status;
 }
 
-strided_status strided__context_enter(const char *op,
-                                      const strided__driver *cu, int device,
+strided_status strided__context_enter(const char *op, const strided__driver *cu, int device,
                                       strided__context_scope *scope)
 {
     CUcontext ctx = NULL, current = NULL;
@@ -424,8 +412,7 @@ strided_status strided__context_enter(const char *op,
     return STRIDED_OK;
 }
 
-void strided__context_leave(const strided__driver *cu,
-                            strided__context_scope *scope)
+void strided__context_leave(const strided__driver *cu, strided__context_scope *scope)
 {
     assert(cu != NULL && scope != NULL);
     /* Nothing to report to: if restoring fails the thread keeps the

@@ -35,8 +35,7 @@ typedef struct strided__driver {
     CUresult (*cuCtxGetCurrent)(CUcontext *);
     CUresult (*cuCtxSetCurrent)(CUcontext);
     CUresult (*cuCtxGetDevice)(CUdevice *);
-    CUresult (*cuPointerGetAttributes)(unsigned int, CUpointer_attribute *,
-                                       void **, CUdeviceptr);
+    CUresult (*cuPointerGetAttributes)(unsigned int, CUpointer_attribute *, void **, CUdeviceptr);
     CUresult (*cuStreamSynchronize)(CUstream);
     CUresult (*cuEventCreate)(CUevent *, unsigned int);
     CUresult (*cuEventRecord)(CUevent, CUstream);
@@ -55,22 +54,19 @@ typedef struct strided__driver {
     CUresult (*cuMemPoolDestroy)(CUmemoryPool);
     CUresult (*cuMemPoolGetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
     CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
-    CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool,
-                                        CUstream);
+    CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
     CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
     CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
     CUresult (*cuMemcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream);
-    CUresult (*cuMemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t,
-                                  CUstream);
+    CUresult (*cuMemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
     CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
     CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
     CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, size_t, CUstream);
     CUresult (*cuModuleLoadData)(CUmodule *, const void *);
     CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*cuModuleUnload)(CUmodule);
-    CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int,
-                               unsigned int, unsigned int, unsigned int,
-                               unsigned int, unsigned int, CUstream, void **,
+    CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+                               unsigned int, unsigned int, unsigned int, CUstream, void **,
                                void **);
     CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                        const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
@@ -95,15 +91,12 @@ bool strided__cuda_loaded(void);
 
 /* Record a failed driver call as the calling thread's last error and return
  * STRIDED_ERR_CUDA; strided_last_cuda_error() then returns result. */
-strided_status strided__cuda_fail(const char *op, const char *call,
-                                  CUresult result);
+strided_status strided__cuda_fail(const char *op, const char *call, CUresult result);
 
 /* Check one driver call: STRIDED_OK for CUDA_SUCCESS, else
  * strided__cuda_fail(op, #call, result). */
-#define STRIDED_CUDA_CHECK(op, call)                                          \
-    strided__cuda_check((op), #call, (call))
-strided_status strided__cuda_check(const char *op, const char *call,
-                                   CUresult result);
+#define STRIDED_CUDA_CHECK(op, call) strided__cuda_check((op), #call, (call))
+strided_status strided__cuda_check(const char *op, const char *call, CUresult result);
 
 /* A device's primary context made current for a scope: enter retains the
  * primary context of device (once per device for the life of the process)
@@ -115,10 +108,8 @@ typedef struct strided__context_scope {
     bool switched;
 } strided__context_scope;
 
-strided_status strided__context_enter(const char *op,
-                                      const strided__driver *cu, int device,
+strided_status strided__context_enter(const char *op, const strided__driver *cu, int device,
                                       strided__context_scope *scope);
-void strided__context_leave(const strided__driver *cu,
-                            strided__context_scope *scope);
+void strided__context_leave(const strided__driver *cu, strided__context_scope *scope);
 
 #endif

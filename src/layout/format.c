@@ -13,8 +13,7 @@ static void append_layout(strided__text *t, const strided_layout *l)
         strided__text_append(t, "%+lld", (long long)l->slice_offset);
 }
 
-size_t strided_layout_format(const strided_layout *layout, char *buf,
-                             size_t size)
+size_t strided_layout_format(const strided_layout *layout, char *buf, size_t size)
 {
     strided__text t = {buf, size, 0};
     if (size > 0)
@@ -26,8 +25,7 @@ size_t strided_layout_format(const strided_layout *layout, char *buf,
 static int digits(long long v)
 {
     int n = v < 0 ? 2 : 1;
-    for (unsigned long long m = v < 0 ? 0ULL - (unsigned long long)v
-                                      : (unsigned long long)v;
+    for (unsigned long long m = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
          m >= 10; m /= 10)
         n++;
     return n;
@@ -56,13 +54,11 @@ static void append_rule(strided__text *t, const grid *g, int label, int width)
     }
 }
 
-strided_status strided_layout_format_grid(const strided_layout *layout,
-                                          char *buf, size_t size,
+strided_status strided_layout_format_grid(const strided_layout *layout, char *buf, size_t size,
                                           size_t *out_length)
 {
     if (layout == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "format_grid",
-                             "layout is required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "format_grid", "layout is required");
     if (buf == NULL && size > 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "format_grid",
                              "buf is required: it is NULL with size %zu", size);
@@ -113,14 +109,12 @@ strided_status strided_layout_format_grid(const strided_layout *layout,
      * right-aligned over their cells. */
     strided__text_append(&t, "\n%*s", label + 1, "");
     for (int64_t c = 0; c < g.cols; c++)
-        strided__text_append(&t, c > 0 ? "   %*lld" : " %*lld", width,
-                             (long long)c);
+        strided__text_append(&t, c > 0 ? "   %*lld" : " %*lld", width, (long long)c);
     append_rule(&t, &g, label, width);
     for (int64_t r = 0; r < g.rows; r++) {
         strided__text_append(&t, "\n%*lld |", label - 1, (long long)r);
         for (int64_t c = 0; c < g.cols; c++)
-            strided__text_append(&t, " %*lld |", width,
-                                 (long long)cell(&g, r, c));
+            strided__text_append(&t, " %*lld |", width, (long long)cell(&g, r, c));
         append_rule(&t, &g, label, width);
     }
     if (out_length)

@@ -75,22 +75,19 @@ static strided_status fail_ndim(const char *op, int ndim)
 
 /* An array of count entries given as NULL though count > 0 (an array may
  * be NULL only when its count is 0). */
-static strided_status fail_null_array(const char *op, const char *array,
-                                      const char *count_name, int count)
+static strided_status fail_null_array(const char *op, const char *array, const char *count_name,
+                                      int count)
 {
-    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                         "%s is required: it is NULL with %s %d", array,
-                         count_name, count);
+    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "%s is required: it is NULL with %s %d",
+                         array, count_name, count);
 }
 
 /* Assumes: 0 <= ndim <= 64. */
-static strided_status check_extents(const char *op, int ndim,
-                                    const int64_t *shape)
+static strided_status check_extents(const char *op, int ndim, const int64_t *shape)
 {
     for (int i = 0; i < ndim; i++)
         if (shape[i] < 0)
-            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                                 "Extents must be non-negative");
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "Extents must be non-negative");
     return STRIDED_OK;
 }
 
@@ -98,8 +95,7 @@ static strided_status check_extents(const char *op, int ndim,
  * multiplying past zeros for the same reason): a shape whose size cannot be
  * represented is rejected even when another extent makes the volume 0.
  * Writes the volume. Assumes: extents >= 0. */
-static strided_status checked_volume(const char *op, int ndim,
-                                     const int64_t *shape, int64_t *out)
+static strided_status checked_volume(const char *op, int ndim, const int64_t *shape, int64_t *out)
 {
     int64_t product = 1;
     bool empty = false;
@@ -110,8 +106,7 @@ static strided_status checked_volume(const char *op, int ndim,
         }
         if (strided__mul_overflow(product, shape[i], &product)) {
             layout_text t;
-            return strided__fail(STRIDED_ERR_OVERFLOW, op,
-                                 "the volume of shape %s overflows int64",
+            return strided__fail(STRIDED_ERR_OVERFLOW, op, "the volume of shape %s overflows int64",
                                  show_tuple(ndim, shape, &t));
         }
     }
@@ -135,8 +130,7 @@ static bool fits_in_bytes(int64_t v, int32_t itemsize)
  * int64. Whatever reads a valid layout (strides in bytes, flipping a
  * negative stride, byte offsets of elements) can then compute without
  * overflow. */
-static strided_status check_offsets(const char *op, const strided_layout *l,
-                                    int64_t volume)
+static strided_status check_offsets(const char *op, const strided_layout *l, int64_t volume)
 {
     layout_text t;
     int64_t lo = l->slice_offset, hi = l->slice_offset;
@@ -148,16 +142,14 @@ static strided_status check_offsets(const char *op, const strided_layout *l,
                                 : strided__add_overflow(hi, span, &hi);
         if (overflow)
             return strided__fail(STRIDED_ERR_OVERFLOW, op,
-                                 "the element offsets of %s overflow int64",
-                                 show_layout(l, &t));
+                                 "the element offsets of %s overflow int64", show_layout(l, &t));
     }
     for (int i = 0; i < l->ndim; i++)
         if (!fits_in_bytes(l->strides[i], l->itemsize))
             return strided__fail(STRIDED_ERR_OVERFLOW, op,
                                  "stride %lld of axis %d times itemsize %d "
                                  "overflows int64 in %s",
-                                 (long long)l->strides[i], i, l->itemsize,
-                                 show_layout(l, &t));
+                                 (long long)l->strides[i], i, l->itemsize, show_layout(l, &t));
     /* Every element offset lies in [lo, hi] (both the slice offset for an
      * empty layout), so checking both ends in bytes covers them all. */
     if (!fits_in_bytes(lo, l->itemsize) || !fits_in_bytes(hi, l->itemsize))
@@ -179,8 +171,8 @@ static void fill_c_strides(strided_layout *l, int64_t volume)
 }
 
 static strided_status init_layout(const char *op, strided_layout *out, int ndim,
-                                  const int64_t *shape, const int64_t *strides,
-                                  int itemsize, bool divide)
+                                  const int64_t *shape, const int64_t *strides, int itemsize,
+                                  bool divide)
 {
     if (out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
@@ -192,8 +184,7 @@ static strided_status init_layout(const char *op, strided_layout *out, int ndim,
     if (status != STRIDED_OK)
         return status;
     if (itemsize <= 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "itemsize must be positive");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "itemsize must be positive");
     strided_layout t;
     t.ndim = ndim;
     t.itemsize = itemsize;
@@ -222,17 +213,14 @@ static strided_status init_layout(const char *op, strided_layout *out, int ndim,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_init(strided_layout *out, int ndim,
-                                   const int64_t *shape, const int64_t *strides,
-                                   int itemsize)
+strided_status strided_layout_init(strided_layout *out, int ndim, const int64_t *shape,
+                                   const int64_t *strides, int itemsize)
 {
     return init_layout("init", out, ndim, shape, strides, itemsize, false);
 }
 
-strided_status strided_layout_init_byte_strides(strided_layout *out, int ndim,
-                                                const int64_t *shape,
-                                                const int64_t *byte_strides,
-                                                int itemsize)
+strided_status strided_layout_init_byte_strides(strided_layout *out, int ndim, const int64_t *shape,
+                                                const int64_t *byte_strides, int itemsize)
 {
     return init_layout("init", out, ndim, shape, byte_strides, itemsize, true);
 }
@@ -240,8 +228,8 @@ strided_status strided_layout_init_byte_strides(strided_layout *out, int ndim,
 /* Dense strides for shape in the given order. Assumes: ndim, extents and
  * itemsize are valid. */
 static strided_status dense_into(const char *op, strided_layout *out, int ndim,
-                                 const int64_t *shape, int itemsize,
-                                 strided_order order, int nperm, const int *perm)
+                                 const int64_t *shape, int itemsize, strided_order order, int nperm,
+                                 const int *perm)
 {
     strided_layout t;
     t.ndim = ndim;
@@ -305,21 +293,16 @@ static strided_status dense_into(const char *op, strided_layout *out, int ndim,
 static const char *order_name(strided_order order)
 {
     switch (order) {
-    case STRIDED_ORDER_C:
-        return "C";
-    case STRIDED_ORDER_F:
-        return "F";
-    case STRIDED_ORDER_KEEP:
-        return "K";
-    case STRIDED_ORDER_PERM:
-        return "a permutation";
+    case STRIDED_ORDER_C: return "C";
+    case STRIDED_ORDER_F: return "F";
+    case STRIDED_ORDER_KEEP: return "K";
+    case STRIDED_ORDER_PERM: return "a permutation";
     }
     return "an unknown order";
 }
 
-strided_status strided_layout_init_dense(strided_layout *out, int ndim,
-                                         const int64_t *shape, int itemsize,
-                                         strided_order order, int nperm,
+strided_status strided_layout_init_dense(strided_layout *out, int ndim, const int64_t *shape,
+                                         int itemsize, strided_order order, int nperm,
                                          const int *perm)
 {
     const char *op = "dense";
@@ -329,8 +312,7 @@ strided_status strided_layout_init_dense(strided_layout *out, int ndim,
         return fail_null_array(op, "shape", "ndim", ndim);
     if (order == STRIDED_ORDER_PERM && perm == NULL && nperm > 0)
         return fail_null_array(op, "perm", "nperm", nperm);
-    if (order != STRIDED_ORDER_C && order != STRIDED_ORDER_F &&
-        order != STRIDED_ORDER_PERM)
+    if (order != STRIDED_ORDER_C && order != STRIDED_ORDER_F && order != STRIDED_ORDER_PERM)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "The stride_order must be 'C', 'F', or a "
                              "permutation tuple. Got: %s",
@@ -341,8 +323,7 @@ strided_status strided_layout_init_dense(strided_layout *out, int ndim,
     if (status != STRIDED_OK)
         return status;
     if (itemsize <= 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "itemsize must be positive");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "itemsize must be positive");
     return dense_into(op, out, ndim, shape, itemsize, order, nperm, perm);
 }
 
@@ -350,16 +331,14 @@ strided_status strided_layout_validate(const strided_layout *l)
 {
     const char *op = "validate";
     if (l == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "the layout is required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "the layout is required");
     if (l->ndim < 0 || l->ndim > STRIDED_MAX_NDIM)
         return fail_ndim(op, l->ndim);
     strided_status status = check_extents(op, l->ndim, l->shape);
     if (status != STRIDED_OK)
         return status;
     if (l->itemsize <= 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "itemsize must be positive");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "itemsize must be positive");
     int64_t volume = 0;
     status = checked_volume(op, l->ndim, l->shape, &volume);
     if (status != STRIDED_OK)
@@ -379,8 +358,7 @@ int64_t strided_layout_volume(const strided_layout *l)
 
 bool strided_layout_equal(const strided_layout *a, const strided_layout *b)
 {
-    if (a->ndim != b->ndim || a->itemsize != b->itemsize ||
-        a->slice_offset != b->slice_offset ||
+    if (a->ndim != b->ndim || a->itemsize != b->itemsize || a->slice_offset != b->slice_offset ||
         a->implicit_strides != b->implicit_strides)
         return false;
     size_t n = (size_t)a->ndim * sizeof a->shape[0];
@@ -411,8 +389,7 @@ uint64_t strided_layout_hash(const strided_layout *l)
     return h;
 }
 
-strided_status strided_layout_strides_in_bytes(const strided_layout *l,
-                                               int64_t *out)
+strided_status strided_layout_strides_in_bytes(const strided_layout *l, int64_t *out)
 {
     if (l == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "strides_in_bytes",
@@ -431,12 +408,11 @@ strided_status strided_layout_strides_in_bytes(const strided_layout *l,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_slice_offset_in_bytes(const strided_layout *l,
-                                                    int64_t *out)
+strided_status strided_layout_slice_offset_in_bytes(const strided_layout *l, int64_t *out)
 {
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT,
-                             "slice_offset_in_bytes", "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "slice_offset_in_bytes",
+                             "layout and out are required");
     int64_t bytes;
     if (strided__mul_overflow(l->slice_offset, l->itemsize, &bytes))
         return strided__fail(STRIDED_ERR_OVERFLOW, "slice_offset_in_bytes",
@@ -475,8 +451,7 @@ void strided_layout_stride_order(const strided_layout *l, int *out)
     }
 }
 
-void strided_layout_offset_bounds(const strided_layout *l, int64_t *out_min,
-                                  int64_t *out_max)
+void strided_layout_offset_bounds(const strided_layout *l, int64_t *out_min, int64_t *out_max)
 {
     /* Unsigned wrapping arithmetic keeps a caller-corrupted layout defined;
      * under the invariant nothing wraps. */
@@ -499,17 +474,15 @@ void strided_layout_offset_bounds(const strided_layout *l, int64_t *out_min,
         *out_max = empty ? -1 : (int64_t)hi;
 }
 
-strided_status strided_layout_required_size_in_bytes(const strided_layout *l,
-                                                     int64_t *out)
+strided_status strided_layout_required_size_in_bytes(const strided_layout *l, int64_t *out)
 {
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT,
-                             "required_size_in_bytes", "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "required_size_in_bytes",
+                             "layout and out are required");
     int64_t lo, hi, size;
     strided_layout_offset_bounds(l, &lo, &hi);
     if (lo < 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT,
-                             "required_size_in_bytes",
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "required_size_in_bytes",
                              "Allocation size for a layout that maps elements "
                              "to negative memory offsets is ambiguous. The "
                              "layout's min_offset is %lld.",
@@ -606,9 +579,8 @@ bool strided_layout_is_unique(const strided_layout *l)
  * they never block a merge, and never set a group's stride unless the whole
  * group has extent 1. Writes the groups (the 0-d layout gives none) and the
  * mask of axes that merged. */
-static strided_status merge_axes(const char *op, const strided_layout *l,
-                                 uint64_t mask, int *out_ngroups,
-                                 int64_t *gshape, int64_t *gstride,
+static strided_status merge_axes(const char *op, const strided_layout *l, uint64_t mask,
+                                 int *out_ngroups, int64_t *gshape, int64_t *gstride,
                                  uint64_t *out_merged)
 {
     uint64_t merged = 0;
@@ -649,8 +621,7 @@ static strided_status merge_axes(const char *op, const strided_layout *l,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_flattened_axis_mask(const strided_layout *l,
-                                                  uint64_t *out)
+strided_status strided_layout_flattened_axis_mask(const strided_layout *l, uint64_t *out)
 {
     if (l == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "flattened_axis_mask",
@@ -658,16 +629,15 @@ strided_status strided_layout_flattened_axis_mask(const strided_layout *l,
     int64_t gshape[STRIDED_MAX_NDIM], gstride[STRIDED_MAX_NDIM];
     int ngroups;
     uint64_t merged;
-    strided_status status = merge_axes("flattened_axis_mask", l,
-                                       STRIDED_AXES_MASK_ALL, &ngroups, gshape,
-                                       gstride, &merged);
+    strided_status status = merge_axes("flattened_axis_mask", l, STRIDED_AXES_MASK_ALL, &ngroups,
+                                       gshape, gstride, &merged);
     if (status == STRIDED_OK)
         *out = merged;
     return status;
 }
 
-strided_status strided_layout_flatten_mask(const strided_layout *l,
-                                           uint64_t mask, strided_layout *out)
+strided_status strided_layout_flatten_mask(const strided_layout *l, uint64_t mask,
+                                           strided_layout *out)
 {
     if (l == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "flatten",
@@ -681,8 +651,7 @@ strided_status strided_layout_flatten_mask(const strided_layout *l,
         t.shape[0] = 1;
         t.strides[0] = 1;
     } else {
-        strided_status status = merge_axes("flatten", l, mask, &t.ndim, t.shape,
-                                           t.strides, NULL);
+        strided_status status = merge_axes("flatten", l, mask, &t.ndim, t.shape, t.strides, NULL);
         if (status != STRIDED_OK)
             return status;
     }
@@ -690,8 +659,8 @@ strided_status strided_layout_flatten_mask(const strided_layout *l,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_flatten(const strided_layout *l, int start_axis,
-                                      int end_axis, strided_layout *out)
+strided_status strided_layout_flatten(const strided_layout *l, int start_axis, int end_axis,
+                                      strided_layout *out)
 {
     if (l == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "flatten",
@@ -720,21 +689,19 @@ strided_status strided_layout_flatten(const strided_layout *l, int start_axis,
          * start < end <= 63 keeps both shifts in range. */
         mask = 0;
         if (start < end) {
-            uint64_t upto_end =
-                end == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (end + 1)) - 1;
+            uint64_t upto_end = end == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (end + 1)) - 1;
             mask = upto_end & ~((UINT64_C(1) << (start + 1)) - 1);
         }
     }
     return strided_layout_flatten_mask(l, mask, out);
 }
 
-strided_status strided_layout_reshape(const strided_layout *l, int ndim,
-                                      const int64_t *shape, strided_layout *out)
+strided_status strided_layout_reshape(const strided_layout *l, int ndim, const int64_t *shape,
+                                      strided_layout *out)
 {
     const char *op = "reshape";
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "layout and out are required");
     if (shape == NULL && ndim > 0)
         return fail_null_array(op, "shape", "ndim", ndim);
     if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
@@ -742,8 +709,7 @@ strided_status strided_layout_reshape(const strided_layout *l, int ndim,
     int inferred = -1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < -1)
-            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                                 "Extents must be non-negative");
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "Extents must be non-negative");
         if (shape[i] == -1) {
             if (inferred >= 0)
                 return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
@@ -790,8 +756,7 @@ strided_status strided_layout_reshape(const strided_layout *l, int ndim,
     }
     int64_t gshape[STRIDED_MAX_NDIM], gstride[STRIDED_MAX_NDIM];
     int ngroups;
-    status = merge_axes(op, l, STRIDED_AXES_MASK_ALL, &ngroups, gshape, gstride,
-                        NULL);
+    status = merge_axes(op, l, STRIDED_AXES_MASK_ALL, &ngroups, gshape, gstride, NULL);
     if (status != STRIDED_OK)
         return status;
     if (ngroups == 0) {
@@ -840,13 +805,12 @@ strided_status strided_layout_reshape(const strided_layout *l, int ndim,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_permute(const strided_layout *l, int naxes,
-                                      const int *axes, strided_layout *out)
+strided_status strided_layout_permute(const strided_layout *l, int naxes, const int *axes,
+                                      strided_layout *out)
 {
     const char *op = "permute";
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "layout and out are required");
     if (axes == NULL && naxes > 0)
         return fail_null_array(op, "axes", "naxes", naxes);
     if (naxes != l->ndim)
@@ -880,8 +844,7 @@ strided_status strided_layout_permute(const strided_layout *l, int naxes,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_squeeze(const strided_layout *l,
-                                      strided_layout *out)
+strided_status strided_layout_squeeze(const strided_layout *l, strided_layout *out)
 {
     if (l == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "squeeze",
@@ -908,13 +871,12 @@ strided_status strided_layout_squeeze(const strided_layout *l,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_unsqueeze(const strided_layout *l, int naxes,
-                                        const int *axes, strided_layout *out)
+strided_status strided_layout_unsqueeze(const strided_layout *l, int naxes, const int *axes,
+                                        strided_layout *out)
 {
     const char *op = "unsqueeze";
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "layout and out are required");
     if (axes == NULL && naxes > 0)
         return fail_null_array(op, "axes", "naxes", naxes);
     if (naxes == 0) {
@@ -923,8 +885,7 @@ strided_status strided_layout_unsqueeze(const strided_layout *l, int naxes,
     }
     if (naxes < 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "the number of axes must be non-negative, got %d",
-                             naxes);
+                             "the number of axes must be non-negative, got %d", naxes);
     if (naxes > STRIDED_MAX_NDIM - l->ndim)
         return fail_ndim(op, l->ndim + naxes);
     int out_ndim = l->ndim + naxes;
@@ -933,8 +894,7 @@ strided_status strided_layout_unsqueeze(const strided_layout *l, int naxes,
         int axis;
         if (!normalize_axis(axes[k], out_ndim, &axis))
             return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                                 "Invalid axis: %d out of range for %dD tensor",
-                                 axes[k], out_ndim);
+                                 "Invalid axis: %d out of range for %dD tensor", axes[k], out_ndim);
         if (inserted & (UINT64_C(1) << axis))
             return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                                  "Axis %d appears multiple times.", axis);
@@ -959,8 +919,7 @@ strided_status strided_layout_unsqueeze(const strided_layout *l, int naxes,
                 return strided__fail(STRIDED_ERR_OVERFLOW, op,
                                      "extent %lld times stride %lld of axis %d "
                                      "overflows int64",
-                                     (long long)l->shape[q],
-                                     (long long)l->strides[q], q);
+                                     (long long)l->shape[q], (long long)l->strides[q], q);
         } else {
             t.strides[i] = l->ndim > 0 ? l->strides[l->ndim - 1] : 1;
         }
@@ -972,14 +931,12 @@ strided_status strided_layout_unsqueeze(const strided_layout *l, int naxes,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_broadcast(const strided_layout *l, int ndim,
-                                        const int64_t *shape,
+strided_status strided_layout_broadcast(const strided_layout *l, int ndim, const int64_t *shape,
                                         strided_layout *out)
 {
     const char *op = "broadcast_to";
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "layout and out are required");
     if (shape == NULL && ndim > 0)
         return fail_null_array(op, "shape", "ndim", ndim);
     if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
@@ -1025,13 +982,11 @@ strided_status strided_layout_broadcast(const strided_layout *l, int ndim,
 static strided_status fail_axis(const char *op, int axis, int ndim)
 {
     return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                         "Invalid axis: %d out of range for %dD tensor", axis,
-                         ndim);
+                         "Invalid axis: %d out of range for %dD tensor", axis, ndim);
 }
 
-static strided_status pack(const strided_layout *l, int itemsize,
-                           intptr_t data_ptr, int axis_arg, bool keep_dim,
-                           strided_layout *out)
+static strided_status pack(const strided_layout *l, int itemsize, intptr_t data_ptr, int axis_arg,
+                           bool keep_dim, strided_layout *out)
 {
     const char *op = "repack";
     int old = l->itemsize, axis;
@@ -1055,8 +1010,7 @@ static strided_status pack(const strided_layout *l, int itemsize,
     int64_t v = itemsize / old, e = l->shape[axis];
     if (e == 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "The axis %d extent must be non-zero, got 0.",
-                             axis);
+                             "The axis %d extent must be non-zero, got 0.", axis);
     if (e % v != 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "The axis %d extent (%lld) must be divisible by "
@@ -1094,8 +1048,8 @@ static strided_status pack(const strided_layout *l, int itemsize,
     return STRIDED_OK;
 }
 
-static strided_status unpack(const strided_layout *l, int itemsize,
-                             int axis_arg, strided_layout *out)
+static strided_status unpack(const strided_layout *l, int itemsize, int axis_arg,
+                             strided_layout *out)
 {
     const char *op = "repack";
     int old = l->itemsize, axis;
@@ -1103,8 +1057,7 @@ static strided_status unpack(const strided_layout *l, int itemsize,
         return fail_axis(op, axis_arg, l->ndim);
     if (itemsize <= 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "new itemsize must be greater than zero, got %d.",
-                             itemsize);
+                             "new itemsize must be greater than zero, got %d.", itemsize);
     if (old % itemsize != 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "The itemsize (%d) must be divisible by the new "
@@ -1112,16 +1065,13 @@ static strided_status unpack(const strided_layout *l, int itemsize,
                              old, itemsize);
     if (l->shape[axis] == 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "The axis %d extent must be non-zero, got 0.",
-                             axis);
+                             "The axis %d extent must be non-zero, got 0.", axis);
     if (l->strides[axis] != 1)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "The axis %d stride must be 1, got %lld.", axis,
                              (long long)l->strides[axis]);
     int64_t v = old / itemsize;
-    strided_layout t = {.ndim = l->ndim,
-                        .itemsize = itemsize,
-                        .implicit_strides = false};
+    strided_layout t = {.ndim = l->ndim, .itemsize = itemsize, .implicit_strides = false};
     bool overflow = strided__mul_overflow(l->slice_offset, v, &t.slice_offset);
     for (int i = 0; i < l->ndim && !overflow; i++) {
         t.shape[i] = l->shape[i];
@@ -1148,13 +1098,11 @@ static strided_status unpack(const strided_layout *l, int itemsize,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_repack(const strided_layout *l, int itemsize,
-                                     intptr_t data_ptr, int axis, bool keep_dim,
-                                     strided_layout *out)
+strided_status strided_layout_repack(const strided_layout *l, int itemsize, intptr_t data_ptr,
+                                     int axis, bool keep_dim, strided_layout *out)
 {
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "repack",
-                             "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "repack", "layout and out are required");
     if (itemsize == l->itemsize) {
         store(out, l);
         return STRIDED_OK;
@@ -1174,20 +1122,16 @@ static uint64_t gcd(uint64_t a, uint64_t b)
     return a;
 }
 
-strided_status strided_layout_max_compatible_itemsize(const strided_layout *l,
-                                                      int max_itemsize,
-                                                      intptr_t data_ptr,
-                                                      int axis_arg, int *out)
+strided_status strided_layout_max_compatible_itemsize(const strided_layout *l, int max_itemsize,
+                                                      intptr_t data_ptr, int axis_arg, int *out)
 {
     const char *op = "max_compatible_itemsize";
     int axis;
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "layout and out are required");
     if (max_itemsize <= 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "max_itemsize must be greater than zero, got %d.",
-                             max_itemsize);
+                             "max_itemsize must be greater than zero, got %d.", max_itemsize);
     if (!normalize_axis(axis_arg, l->ndim, &axis))
         return fail_axis(op, axis_arg, l->ndim);
     if (max_itemsize < l->itemsize)
@@ -1216,8 +1160,8 @@ strided_status strided_layout_max_compatible_itemsize(const strided_layout *l,
 /* Resolve a slice against an axis of extent n as Python's slice.indices
  * does; writes the first index and the number of selected elements. Assumes:
  * step != 0, n >= 0. */
-static void resolve_slice(const strided_index *x, int64_t n, int64_t step,
-                          int64_t *out_start, int64_t *out_count)
+static void resolve_slice(const strided_index *x, int64_t n, int64_t step, int64_t *out_start,
+                          int64_t *out_count)
 {
     int64_t start, stop;
     if (!x->has_start) {
@@ -1254,13 +1198,11 @@ static void resolve_slice(const strided_index *x, int64_t n, int64_t step,
 }
 
 strided_status strided_layout_slice(const strided_layout *l, int nindices,
-                                    const strided_index *indices,
-                                    strided_layout *out)
+                                    const strided_index *indices, strided_layout *out)
 {
     const char *op = "slice";
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "layout and out are required");
     if (indices == NULL && nindices > 0)
         return fail_null_array(op, "indices", "nindices", nindices);
     if (nindices > l->ndim)
@@ -1294,8 +1236,7 @@ strided_status strided_layout_slice(const strided_layout *l, int nindices,
                        strided__add_overflow(offset, delta, &offset);
         } else if (x->kind == STRIDED_INDEX_SLICE) {
             if (x->step == 0)
-                return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                                     "slice step cannot be zero");
+                return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "slice step cannot be zero");
             /* Python clamps a step of -2**63 to -(2**63 - 1) too. */
             int64_t step = x->step < -INT64_MAX ? -INT64_MAX : x->step;
             int64_t start, count, delta;
@@ -1313,8 +1254,7 @@ strided_status strided_layout_slice(const strided_layout *l, int nindices,
             t.shape[t.ndim++] = count;
         } else {
             return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                                 "index %d has an unknown kind %d", i,
-                                 (int)x->kind);
+                                 "index %d has an unknown kind %d", i, (int)x->kind);
         }
         if (overflow)
             return strided__fail(STRIDED_ERR_OVERFLOW, op,
@@ -1342,15 +1282,13 @@ strided_status strided_layout_slice(const strided_layout *l, int nindices,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_to_dense(const strided_layout *l,
-                                       strided_order order, int nperm,
+strided_status strided_layout_to_dense(const strided_layout *l, strided_order order, int nperm,
                                        const int *perm, strided_layout *out)
 {
     const char *op = "to_dense";
     int keep[STRIDED_MAX_NDIM];
     if (l == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "layout and out are required");
     if (order == STRIDED_ORDER_PERM && perm == NULL && nperm > 0)
         return fail_null_array(op, "perm", "nperm", nperm);
     switch (order) {
@@ -1358,8 +1296,8 @@ strided_status strided_layout_to_dense(const strided_layout *l,
         if (strided_layout_is_dense(l))
             break;
         strided_layout_stride_order(l, keep);
-        return dense_into(op, out, l->ndim, l->shape, l->itemsize,
-                          STRIDED_ORDER_PERM, l->ndim, keep);
+        return dense_into(op, out, l->ndim, l->shape, l->itemsize, STRIDED_ORDER_PERM, l->ndim,
+                          keep);
     case STRIDED_ORDER_C:
         /* C-contiguous implies contiguous in some order, so this is
          * is_dense && is_contiguous_c without sorting the axes. */
@@ -1371,8 +1309,7 @@ strided_status strided_layout_to_dense(const strided_layout *l,
             break;
         return dense_into(op, out, l->ndim, l->shape, l->itemsize, order, 0, NULL);
     case STRIDED_ORDER_PERM:
-        return dense_into(op, out, l->ndim, l->shape, l->itemsize, order, nperm,
-                          perm);
+        return dense_into(op, out, l->ndim, l->shape, l->itemsize, order, nperm, perm);
     default:
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "The stride_order must be 'K', 'C', 'F', or a "
@@ -1383,8 +1320,7 @@ strided_status strided_layout_to_dense(const strided_layout *l,
     return STRIDED_OK;
 }
 
-strided_status strided_layout_coalesce(const strided_layout *l,
-                                       strided_layout *out)
+strided_status strided_layout_coalesce(const strided_layout *l, strided_layout *out)
 {
     if (l == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "coalesce",
@@ -1407,8 +1343,7 @@ strided_status strided_layout_coalesce(const strided_layout *l,
             continue;
         /* A product that overflows cannot equal a representable stride, so
          * it simply does not merge. */
-        if (t.ndim > 0 && !strided__mul_overflow(s, e, &step) &&
-            step == t.strides[t.ndim - 1]) {
+        if (t.ndim > 0 && !strided__mul_overflow(s, e, &step) && step == t.strides[t.ndim - 1]) {
             t.shape[t.ndim - 1] *= e;
             t.strides[t.ndim - 1] = s;
         } else {

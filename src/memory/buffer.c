@@ -23,8 +23,7 @@ struct strided_buffer {
 
 static strided_memory_info host_info(void)
 {
-    strided_memory_info info = {STRIDED_MEMORY_HOST, -1, true, false, false,
-                                false, 0};
+    strided_memory_info info = {STRIDED_MEMORY_HOST, -1, true, false, false, false, 0};
     return info;
 }
 
@@ -39,8 +38,8 @@ static bool pageable_access(const strided__driver *cu)
         cu->cuCtxGetDevice(&dev);
     else if (cu->cuDeviceGet(&dev, 0) != CUDA_SUCCESS)
         return false;
-    return cu->cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS,
-                                    dev) == CUDA_SUCCESS &&
+    return cu->cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev) ==
+               CUDA_SUCCESS &&
            value == 1;
 }
 
@@ -69,8 +68,7 @@ strided_status strided_memory_info_query(const void *ptr, strided_memory_info *o
         CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE};
     void *data[] = {&memory_type, &is_managed, &ordinal, &device_pointer, &pool};
     strided_status status = STRIDED_CUDA_CHECK(
-        op, cu->cuPointerGetAttributes(5, attributes, data,
-                                       (CUdeviceptr)(uintptr_t)ptr));
+        op, cu->cuPointerGetAttributes(5, attributes, data, (CUdeviceptr)(uintptr_t)ptr));
     if (status != STRIDED_OK)
         return status;
     strided_memory_info info = host_info();
@@ -101,21 +99,24 @@ strided_status strided_memory_info_query(const void *ptr, strided_memory_info *o
         info.device_id = ordinal;
         info.device_address = address;
     } else {
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "Unsupported memory type: %u", memory_type);
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "Unsupported memory type: %u",
+                             memory_type);
     }
     *out = info;
     return STRIDED_OK;
 }
 
 /* The memory kind of a resource's allocation, from its properties. */
-static strided_memory_info resource_info(const strided_memory_resource *mr,
-                                         void *ptr)
+static strided_memory_info resource_info(const strided_memory_resource *mr, void *ptr)
 {
     strided_memory_resource_props p = strided_memory_resource_properties(mr);
-    strided_memory_info info = {STRIDED_MEMORY_HOST, p.device_id,
-                                p.host_accessible, p.device_accessible,
-                                p.managed, p.pooled, 0};
+    strided_memory_info info = {STRIDED_MEMORY_HOST,
+                                p.device_id,
+                                p.host_accessible,
+                                p.device_accessible,
+                                p.managed,
+                                p.pooled,
+                                0};
     if (p.managed)
         info.kind = STRIDED_MEMORY_MANAGED;
     else if (p.host_accessible && p.device_accessible)
@@ -127,8 +128,7 @@ static strided_memory_info resource_info(const strided_memory_resource *mr,
 }
 
 /* A buffer with one reference, or NULL when it cannot be allocated. */
-static strided_buffer *new_buffer(void *ptr, size_t size,
-                                  strided_memory_info info)
+static strided_buffer *new_buffer(void *ptr, size_t size, strided_memory_info info)
 {
     strided_buffer *b = strided__malloc(sizeof *b);
     if (b == NULL)
@@ -162,13 +162,12 @@ static strided_status check_span(const char *op, const void *ptr, size_t size)
     return STRIDED_OK;
 }
 
-strided_status strided_buffer_alloc(strided_memory_resource *mr, size_t size,
-                                    void *stream, strided_buffer **out)
+strided_status strided_buffer_alloc(strided_memory_resource *mr, size_t size, void *stream,
+                                    strided_buffer **out)
 {
     const char *op = "alloc";
     if (mr == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "mr and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "mr and out are required");
     void *ptr = NULL;
     strided_status status = strided__resource_allocate(mr, size, stream, &ptr);
     if (status != STRIDED_OK)
@@ -176,8 +175,7 @@ strided_status strided_buffer_alloc(strided_memory_resource *mr, size_t size,
     strided_buffer *b = new_buffer(ptr, size, resource_info(mr, ptr));
     if (b == NULL) {
         strided__resource_deallocate(mr, ptr, size, stream);
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate a buffer");
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate a buffer");
     }
     b->mr = strided_memory_resource_retain(mr);
     atomic_store(&b->stream, stream);
@@ -203,8 +201,7 @@ static bool reachable_for_copy(const strided_memory_info *info, int device, cons
 }
 
 strided_status strided__buffer_alloc_temporary(strided_memory_resource *mr, size_t size,
-                                               void *stream, int device,
-                                               strided_buffer **out)
+                                               void *stream, int device, strided_buffer **out)
 {
     const char *role = device < 0 ? "host" : "device";
     strided_status status = strided_buffer_alloc(mr, size, stream, out);
@@ -244,31 +241,27 @@ strided_status strided__buffer_alloc_temporary(strided_memory_resource *mr, size
                          role, why, kind, info.device_id, ptr, size, device);
 }
 
-strided_status strided_buffer_wrap_known(void *ptr, size_t size,
-                                         const strided_memory_info *info,
-                                         strided_release_fn release,
-                                         void *context, strided_buffer **out)
+strided_status strided_buffer_wrap_known(void *ptr, size_t size, const strided_memory_info *info,
+                                         strided_release_fn release, void *context,
+                                         strided_buffer **out)
 {
     const char *op = "wrap";
     if (info == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "info and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "info and out are required");
     strided_status status = check_span(op, ptr, size);
     if (status != STRIDED_OK)
         return status;
     strided_buffer *b = new_buffer(ptr, size, *info);
     if (b == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate a buffer");
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate a buffer");
     b->release = release;
     b->context = context;
     *out = b;
     return STRIDED_OK;
 }
 
-strided_status strided_buffer_wrap(void *ptr, size_t size,
-                                   strided_release_fn release, void *context,
-                                   strided_buffer **out)
+strided_status strided_buffer_wrap(void *ptr, size_t size, strided_release_fn release,
+                                   void *context, strided_buffer **out)
 {
     const char *op = "wrap";
     if (out == NULL)
@@ -283,21 +276,18 @@ strided_status strided_buffer_wrap(void *ptr, size_t size,
     return strided_buffer_wrap_known(ptr, size, &info, release, context, out);
 }
 
-strided_status strided_buffer_wrap_resource(void *ptr, size_t size,
-                                            strided_memory_resource *mr,
+strided_status strided_buffer_wrap_resource(void *ptr, size_t size, strided_memory_resource *mr,
                                             void *stream, strided_buffer **out)
 {
     const char *op = "wrap_resource";
     if (mr == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "mr and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "mr and out are required");
     strided_status status = check_span(op, ptr, size);
     if (status != STRIDED_OK)
         return status;
     strided_buffer *b = new_buffer(ptr, size, resource_info(mr, ptr));
     if (b == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate a buffer");
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate a buffer");
     b->mr = strided_memory_resource_retain(mr);
     atomic_store(&b->stream, stream);
     *out = b;
@@ -352,15 +342,13 @@ long strided_buffer_use_count(const strided_buffer *b)
     return atomic_load(&((strided_buffer *)b)->refs);
 }
 
-strided_status strided_buffer_set_deallocation_stream(strided_buffer *b,
-                                                      void *stream)
+strided_status strided_buffer_set_deallocation_stream(strided_buffer *b, void *stream)
 {
     if (b == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "set_deallocation_stream",
                              "the buffer is required");
     if (b->mr == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT,
-                             "set_deallocation_stream",
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "set_deallocation_stream",
                              "the buffer is not owned by a memory resource, so "
                              "it has no deallocation stream");
     atomic_store(&b->stream, stream);

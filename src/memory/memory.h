@@ -27,11 +27,10 @@ void strided__fail_allocation_after(long n);
 /* Call a resource's allocate / deallocate (resource.c; used by buffer.c).
  * allocate checks what the callback returns (strided/resource.h) and hands
  * a refused allocation back to deallocate. */
-strided_status strided__resource_allocate(strided_memory_resource *mr,
-                                          size_t size, void *stream,
+strided_status strided__resource_allocate(strided_memory_resource *mr, size_t size, void *stream,
                                           void **out_ptr);
-void strided__resource_deallocate(strided_memory_resource *mr, void *ptr,
-                                  size_t size, void *stream);
+void strided__resource_deallocate(strided_memory_resource *mr, void *ptr, size_t size,
+                                  void *stream);
 
 /* Whether mr is one of the built-in resources, whose memory is of the kind
  * its properties say; a user's resource only claims so. */
@@ -49,7 +48,6 @@ bool strided__resource_is_builtin(const strided_memory_resource *mr);
  * strided_memory_info_query. *out holds one reference on success and is
  * NULL on failure. */
 strided_status strided__buffer_alloc_temporary(strided_memory_resource *mr, size_t size,
-                                               void *stream, int device,
-                                               strided_buffer **out);
+                                               void *stream, int device, strided_buffer **out);
 
 #endif

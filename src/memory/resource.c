@@ -26,10 +26,8 @@ struct strided_memory_resource {
     bool builtin; /* self is the built-in's private state */
 };
 
-static strided_status create_resource(const char *op,
-                                      const strided_memory_resource_ops *ops,
-                                      void *self,
-                                      const strided_memory_resource_props *props,
+static strided_status create_resource(const char *op, const strided_memory_resource_ops *ops,
+                                      void *self, const strided_memory_resource_props *props,
                                       bool builtin, strided_memory_resource **out)
 {
     if (ops == NULL || ops->allocate == NULL || ops->deallocate == NULL)
@@ -37,12 +35,10 @@ static strided_status create_resource(const char *op,
                              "the ops table and its allocate and deallocate "
                              "callbacks are required");
     if (props == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "props and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "props and out are required");
     strided_memory_resource *mr = strided__malloc(sizeof *mr);
     if (mr == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate a memory resource");
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate a memory resource");
     atomic_init(&mr->refs, 1);
     atomic_init(&mr->closed, false);
     mr->ops = ops;
@@ -53,15 +49,14 @@ static strided_status create_resource(const char *op,
     return STRIDED_OK;
 }
 
-strided_status strided_memory_resource_create(
-    const strided_memory_resource_ops *ops, void *self,
-    const strided_memory_resource_props *props, strided_memory_resource **out)
+strided_status strided_memory_resource_create(const strided_memory_resource_ops *ops, void *self,
+                                              const strided_memory_resource_props *props,
+                                              strided_memory_resource **out)
 {
     return create_resource("memory_resource_create", ops, self, props, false, out);
 }
 
-strided_memory_resource *strided_memory_resource_retain(
-    strided_memory_resource *mr)
+strided_memory_resource *strided_memory_resource_retain(strided_memory_resource *mr)
 {
     if (mr != NULL)
         atomic_fetch_add_explicit(&mr->refs, 1, memory_order_relaxed);
@@ -79,8 +74,7 @@ void strided_memory_resource_release(strided_memory_resource *mr)
     strided__free(mr);
 }
 
-strided_memory_resource_props strided_memory_resource_properties(
-    const strided_memory_resource *mr)
+strided_memory_resource_props strided_memory_resource_properties(const strided_memory_resource *mr)
 {
     return mr->props;
 }
@@ -92,8 +86,7 @@ void *strided_memory_resource_self(const strided_memory_resource *mr)
 
 static const char *resource_name(const strided_memory_resource *mr);
 
-strided_status strided__resource_allocate(strided_memory_resource *mr,
-                                          size_t size, void *stream,
+strided_status strided__resource_allocate(strided_memory_resource *mr, size_t size, void *stream,
                                           void **out_ptr)
 {
     const char *op = "alloc";
@@ -111,9 +104,8 @@ strided_status strided__resource_allocate(strided_memory_resource *mr,
         return status;
     /* Trust nothing the callback says before it is checked: a short or
      * wrapping allocation would be written past its end. */
-    size_t usable = mr->ops->allocation_size != NULL
-                        ? mr->ops->allocation_size(mr->self, ptr, size)
-                        : size;
+    size_t usable = mr->ops->allocation_size != NULL ? mr->ops->allocation_size(mr->self, ptr, size)
+                                                     : size;
     const char *wrong = NULL;
     if (ptr == NULL && size > 0)
         wrong = "returned NULL";
@@ -137,18 +129,15 @@ bool strided__resource_is_builtin(const strided_memory_resource *mr)
     return mr->builtin;
 }
 
-void strided__resource_deallocate(strided_memory_resource *mr, void *ptr,
-                                  size_t size, void *stream)
+void strided__resource_deallocate(strided_memory_resource *mr, void *ptr, size_t size, void *stream)
 {
     mr->ops->deallocate(mr->self, ptr, size, stream);
 }
 
 /* Wrap a built-in's state; on failure the state is destroyed, so the
  * caller never has to clean up. */
-static strided_status create_builtin(const char *op,
-                                     const strided_memory_resource_ops *ops,
-                                     void *self,
-                                     strided_memory_resource_props props,
+static strided_status create_builtin(const char *op, const strided_memory_resource_ops *ops,
+                                     void *self, strided_memory_resource_props props,
                                      strided_memory_resource **out)
 {
     strided_status status = create_resource(op, ops, self, &props, true, out);
@@ -166,8 +155,7 @@ typedef struct host_state {
     size_t alignment;
 } host_state;
 
-static strided_status host_allocate(void *self, size_t size, void *stream,
-                                    void **out_ptr)
+static strided_status host_allocate(void *self, size_t size, void *stream, void **out_ptr)
 {
     const host_state *h = self;
     (void)stream;
@@ -192,8 +180,7 @@ static void host_deallocate(void *self, void *ptr, size_t size, void *stream)
 static const strided_memory_resource_ops host_ops = {
     .allocate = host_allocate, .deallocate = host_deallocate, .destroy = free_state};
 
-strided_status strided_host_resource_create(size_t alignment,
-                                            strided_memory_resource **out)
+strided_status strided_host_resource_create(size_t alignment, strided_memory_resource **out)
 {
     const char *op = "host_resource_create";
     if (out == NULL)
@@ -202,12 +189,10 @@ strided_status strided_host_resource_create(size_t alignment,
         alignment = 64;
     if ((alignment & (alignment - 1)) != 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "the alignment must be a power of two, got %zu",
-                             alignment);
+                             "the alignment must be a power of two, got %zu", alignment);
     host_state *h = strided__malloc(sizeof *h);
     if (h == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate a memory resource");
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate a memory resource");
     h->alignment = alignment;
     strided_memory_resource_props props = {true, false, false, -1, false};
     return create_builtin(op, &host_ops, h, props, out);
@@ -233,8 +218,8 @@ typedef struct cuda_state {
     strided_memory_location location;
 } cuda_state;
 
-static strided_status cuda_state_new(const char *op, cuda_kind kind, const char *name,
-                                     int device, cuda_state **out)
+static strided_status cuda_state_new(const char *op, cuda_kind kind, const char *name, int device,
+                                     cuda_state **out)
 {
     const strided__driver *cu;
     strided_status status = strided__cuda(op, &cu);
@@ -248,34 +233,31 @@ static strided_status cuda_state_new(const char *op, cuda_kind kind, const char 
     strided__context_leave(cu, &scope);
     cuda_state *s = strided__malloc(sizeof *s);
     if (s == NULL)
-        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op,
-                             "cannot allocate a memory resource");
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate a memory resource");
     *s = (cuda_state){cu, kind, name, device, NULL, false, {STRIDED_LOCATION_NONE, -1}};
     *out = s;
     return STRIDED_OK;
 }
 
 /* One allocation. Assumes: the device's context is current, size > 0. */
-static strided_status cuda_alloc_here(const cuda_state *s, size_t size,
-                                      CUstream stream, void **out_ptr)
+static strided_status cuda_alloc_here(const cuda_state *s, size_t size, CUstream stream,
+                                      void **out_ptr)
 {
     const strided__driver *cu = s->cu;
     CUdeviceptr p = 0;
     strided_status status;
     switch (s->kind) {
     case PINNED:
-        return STRIDED_CUDA_CHECK(
-            "alloc", cu->cuMemHostAlloc(out_ptr, size, CU_MEMHOSTALLOC_PORTABLE |
-                                                           CU_MEMHOSTALLOC_DEVICEMAP));
-    case LEGACY_PINNED:
-        return STRIDED_CUDA_CHECK("alloc", cu->cuMemAllocHost(out_ptr, size));
+        return STRIDED_CUDA_CHECK("alloc", cu->cuMemHostAlloc(out_ptr, size,
+                                                              CU_MEMHOSTALLOC_PORTABLE |
+                                                                  CU_MEMHOSTALLOC_DEVICEMAP));
+    case LEGACY_PINNED: return STRIDED_CUDA_CHECK("alloc", cu->cuMemAllocHost(out_ptr, size));
     case POOL:
-        status = STRIDED_CUDA_CHECK(
-            "alloc", cu->cuMemAllocFromPoolAsync(&p, size, s->pool, stream));
+        status = STRIDED_CUDA_CHECK("alloc",
+                                    cu->cuMemAllocFromPoolAsync(&p, size, s->pool, stream));
         break;
     default:
-        status = STRIDED_CUDA_CHECK(
-            "alloc", cu->cuMemAllocManaged(&p, size, CU_MEM_ATTACH_GLOBAL));
+        status = STRIDED_CUDA_CHECK("alloc", cu->cuMemAllocManaged(&p, size, CU_MEM_ATTACH_GLOBAL));
         break;
     }
     if (status == STRIDED_OK)
@@ -283,8 +265,7 @@ static strided_status cuda_alloc_here(const cuda_state *s, size_t size,
     return status;
 }
 
-static strided_status cuda_allocate(void *self, size_t size, void *stream,
-                                    void **out_ptr)
+static strided_status cuda_allocate(void *self, size_t size, void *stream, void **out_ptr)
 {
     const cuda_state *s = self;
     strided__context_scope scope;
@@ -312,8 +293,7 @@ static void cuda_deallocate(void *self, void *ptr, size_t size, void *stream)
     const strided__driver *cu = s->cu;
     strided__context_scope scope;
     (void)size;
-    if (ptr == NULL ||
-        strided__context_enter("free", cu, s->device, &scope) != STRIDED_OK)
+    if (ptr == NULL || strided__context_enter("free", cu, s->device, &scope) != STRIDED_OK)
         return;
     if (s->kind == POOL) {
         cu->cuMemFreeAsync((CUdeviceptr)(uintptr_t)ptr, (CUstream)stream);
@@ -406,8 +386,7 @@ strided_status strided_legacy_pinned_resource_create(strided_memory_resource **o
     if (out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     cuda_state *s = NULL;
-    strided_status status =
-        cuda_state_new(op, LEGACY_PINNED, "LegacyPinnedMemoryResource", 0, &s);
+    strided_status status = cuda_state_new(op, LEGACY_PINNED, "LegacyPinnedMemoryResource", 0, &s);
     if (status != STRIDED_OK)
         return status;
     strided_memory_resource_props props = {true, true, false, -1, false};
@@ -431,8 +410,8 @@ static strided_status check_pool_size(const char *op, bool ipc_enabled, int64_t 
 static strided_status check_location_id(const char *op, const char *what, int64_t id)
 {
     if (id > INT_MAX)
-        return strided__fail(STRIDED_ERR_OVERFLOW, op, "%s %lld does not fit in a C int",
-                             what, (long long)id);
+        return strided__fail(STRIDED_ERR_OVERFLOW, op, "%s %lld does not fit in a C int", what,
+                             (long long)id);
     return STRIDED_OK;
 }
 
@@ -447,8 +426,7 @@ strided_status strided_pinned_pool_resource_create(const strided_pinned_pool_opt
         strided_status status = check_pool_size(op, options->ipc_enabled, options->max_size);
         if (status == STRIDED_OK && options->has_numa_id && options->numa_id < 0)
             status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                                   "numa_id must be >= 0, got %lld",
-                                   (long long)options->numa_id);
+                                   "numa_id must be >= 0, got %lld", (long long)options->numa_id);
         if (status == STRIDED_OK && options->has_numa_id)
             status = check_location_id(op, "numa_id", options->numa_id);
         if (status != STRIDED_OK)
@@ -478,13 +456,11 @@ static strided_status use_current_pool(const char *op, cuda_state *s, CUdevice d
     strided_status status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGetMemPool(&s->pool, dev));
     if (status == STRIDED_OK)
         status = STRIDED_CUDA_CHECK(
-            op, cu->cuMemPoolGetAttribute(s->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                                          &threshold));
+            op, cu->cuMemPoolGetAttribute(s->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
     if (status == STRIDED_OK && threshold == 0) {
         threshold = UINT64_MAX;
         status = STRIDED_CUDA_CHECK(
-            op, cu->cuMemPoolSetAttribute(s->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                                          &threshold));
+            op, cu->cuMemPoolSetAttribute(s->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
     }
     if (status == STRIDED_OK) {
         s->kind = POOL;
@@ -518,8 +494,7 @@ strided_status strided_device_pool_resource_create(int device,
         status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGet(&dev, device));
     if (status == STRIDED_OK)
         status = STRIDED_CUDA_CHECK(
-            op, cu->cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
-                                         dev));
+            op, cu->cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev));
     if (status == STRIDED_OK && !pools)
         status = strided__fail(STRIDED_ERR_UNSUPPORTED, op,
                                "device %d does not support memory pools", device);
@@ -545,8 +520,7 @@ strided_status strided_managed_resource_create(int device, strided_memory_resour
 /* The preferred location that options ask for, by cuda.core's rules;
  * host_numa without a node is left as HOST_NUMA -1, for the device to say
  * (it needs the driver). */
-static strided_status preferred_location(const char *op,
-                                         const strided_managed_pool_options *o,
+static strided_status preferred_location(const char *op, const strided_managed_pool_options *o,
                                          strided_memory_location *out)
 {
     const char *type = o->preferred_location_type;
@@ -641,8 +615,7 @@ strided_status strided_managed_pool_resource_create(int device,
                                                     const strided_managed_pool_options *options,
                                                     strided_memory_resource **out)
 {
-    const char *op =
-        options != NULL ? "managed_pool_resource_create" : "managed_resource_create";
+    const char *op = options != NULL ? "managed_pool_resource_create" : "managed_resource_create";
     if (out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     strided_memory_location loc = {STRIDED_LOCATION_NONE, -1};
@@ -661,9 +634,7 @@ strided_status strided_managed_pool_resource_create(int device,
         strided__free(s);
         return status;
     }
-    int device_id = options == NULL                        ? device
-                    : loc.type == STRIDED_LOCATION_DEVICE ? loc.id
-                                                           : -1;
+    int device_id = options == NULL ? device : loc.type == STRIDED_LOCATION_DEVICE ? loc.id : -1;
     strided_memory_resource_props props = {true, true, true, device_id, false};
     return create_cuda(op, s, props, out);
 }
@@ -725,16 +696,14 @@ strided_status strided_memory_resource_pool_attributes(const strided_memory_reso
     if (status != STRIDED_OK)
         return status;
     for (size_t i = 0; i < 3 && status == STRIDED_OK; i++)
-        status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolGetAttribute(s->pool, flags[i],
-                                                                     &flag[i]));
+        status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolGetAttribute(s->pool, flags[i], &flag[i]));
     for (size_t i = 0; i < 5 && status == STRIDED_OK; i++)
-        status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolGetAttribute(s->pool, sizes[i],
-                                                                     &size[i]));
+        status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolGetAttribute(s->pool, sizes[i], &size[i]));
     strided__context_leave(s->cu, &scope);
     if (status != STRIDED_OK)
         return status;
-    *out = (strided_memory_pool_attributes){flag[0] != 0, flag[1] != 0, flag[2] != 0,
-                                            size[0], size[1], size[2], size[3], size[4]};
+    *out = (strided_memory_pool_attributes){flag[0] != 0, flag[1] != 0, flag[2] != 0, size[0],
+                                            size[1],      size[2],      size[3],      size[4]};
     return STRIDED_OK;
 }
 

@@ -62,8 +62,7 @@ static strided_status import_tensor(const char *op, void *managed, bool versione
     int ndim = t->ndim;
     if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "dl_tensor.ndim is %d, outside 0..%d", ndim,
-                             STRIDED_MAX_NDIM);
+                             "dl_tensor.ndim is %d, outside 0..%d", ndim, STRIDED_MAX_NDIM);
     if (ndim > 0 && t->shape == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "dl_tensor.shape is NULL with ndim %d", ndim);
@@ -87,8 +86,7 @@ static strided_status import_tensor(const char *op, void *managed, bool versione
         return strided__refail(STRIDED_ERR_UNSUPPORTED, op, "");
 
     strided_device device = t->device;
-    if (device.device_type != STRIDED_DEVICE_CPU &&
-        device.device_type != STRIDED_DEVICE_CUDA &&
+    if (device.device_type != STRIDED_DEVICE_CPU && device.device_type != STRIDED_DEVICE_CUDA &&
         device.device_type != STRIDED_DEVICE_CUDA_HOST &&
         device.device_type != STRIDED_DEVICE_CUDA_MANAGED)
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
@@ -138,28 +136,25 @@ static strided_status import_tensor(const char *op, void *managed, bool versione
     /* Where the producer said it would be: the same device type, and for
      * CUDA the same device (the ids of CUDA host and managed memory name no
      * device). */
-    if (request != NULL &&
-        (device.device_type != request->device.device_type ||
-         (device.device_type == STRIDED_DEVICE_CUDA &&
-          device.device_id != request->device.device_id)))
+    if (request != NULL && (device.device_type != request->device.device_type ||
+                            (device.device_type == STRIDED_DEVICE_CUDA &&
+                             device.device_id != request->device.device_id)))
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "__dlpack_device__() returned (%d, %d) but the tensor's "
                              "dl_tensor.device is (%d, %d)",
-                             (int)request->device.device_type,
-                             (int)request->device.device_id, (int)device.device_type,
-                             (int)device.device_id);
+                             (int)request->device.device_type, (int)request->device.device_id,
+                             (int)device.device_type, (int)device.device_id);
 
     strided_layout layout;
-    strided_status status =
-        strided_layout_init(&layout, ndim, t->shape, t->strides, itemsize);
+    strided_status status = strided_layout_init(&layout, ndim, t->shape, t->strides, itemsize);
     if (status != STRIDED_OK)
         return strided__refail(status, op, "");
 
     /* Into out directly (written on success only): a view is over 1 KB,
      * and this is the hot path of every import. */
-    status = strided__view_wrap_made(op, (void *)(data + (uintptr_t)byte_offset), &layout, &t->dtype,
-                                readonly, &device,
-                                versioned ? release_versioned : release_legacy, managed, out);
+    status = strided__view_wrap_made(op, (void *)(data + (uintptr_t)byte_offset), &layout,
+                                     &t->dtype, readonly, &device,
+                                     versioned ? release_versioned : release_legacy, managed, out);
     if (status != STRIDED_OK)
         return status;
     /* The driver classified CUDA host and managed memory; the device the
@@ -187,8 +182,7 @@ strided_status strided_view_import_dlpack_checked(void *managed, bool versioned,
                              "managed is NULL: there is no tensor to import");
     strided_status status = STRIDED_OK;
     if (out == NULL)
-        status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                               "out is required");
+        status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     else
         status = import_tensor(op, managed, versioned, request, out);
     if (status != STRIDED_OK) {
@@ -220,15 +214,10 @@ strided_status strided_dlpack_request_make(int64_t device_type, int64_t device_i
     bool needs_stream;
     switch (device_type) {
     case STRIDED_DEVICE_CPU:
-    case STRIDED_DEVICE_CUDA:
-        needs_stream = true;
-        break;
+    case STRIDED_DEVICE_CUDA: needs_stream = true; break;
     case STRIDED_DEVICE_CUDA_HOST:
-    case STRIDED_DEVICE_CUDA_MANAGED:
-        needs_stream = false;
-        break;
-    default:
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "device not supported");
+    case STRIDED_DEVICE_CUDA_MANAGED: needs_stream = false; break;
+    default: return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "device not supported");
     }
     /* cuda.core's sentence, and for host memory, where -1 is the only
      * stream that means anything, what to pass instead. */
@@ -240,8 +229,9 @@ strided_status strided_dlpack_request_make(int64_t device_type, int64_t device_i
     /* The ids of CUDA host and managed memory name no device; keep what
      * the producer said, clamped to the field. */
     out->device.device_type = (int32_t)device_type;
-    out->device.device_id = device_id < 0 ? -1 : device_id > INT32_MAX ? INT32_MAX
-                                                                        : (int32_t)device_id;
+    out->device.device_id = device_id < 0           ? -1
+                            : device_id > INT32_MAX ? INT32_MAX
+                                                    : (int32_t)device_id;
     /* 0 passes no stream; for CPU, -1 ("no synchronisation") neither. */
     out->pass_stream = stream_given && stream != 0 &&
                        !(device_type == STRIDED_DEVICE_CPU && stream == -1);
@@ -279,15 +269,12 @@ static void delete_legacy(strided_dl_managed_tensor *self)
 }
 
 /* Check that a view can be exported into out. */
-static strided_status check_exportable(const char *op, const strided_view *view,
-                                       const void *out)
+static strided_status check_exportable(const char *op, const strided_view *view, const void *out)
 {
     if (view == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "view and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "view and out are required");
     if (view->buffer == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "the view has no buffer");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "the view has no buffer");
     if (!view->has_dtype)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "Cannot export StridedMemoryView via DLPack "
@@ -295,8 +282,8 @@ static strided_status check_exportable(const char *op, const strided_view *view,
                              "with dtype specified.");
     if (view->layout.ndim < 0 || view->layout.ndim > STRIDED_MAX_NDIM)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "the view's layout has ndim %d, outside 0..%d",
-                             (int)view->layout.ndim, STRIDED_MAX_NDIM);
+                             "the view's layout has ndim %d, outside 0..%d", (int)view->layout.ndim,
+                             STRIDED_MAX_NDIM);
     return STRIDED_OK;
 }
 
@@ -304,8 +291,7 @@ static strided_status check_exportable(const char *op, const strided_view *view,
  * (2 * ndim entries).
  * Assumes: the view passed check_exportable and its layout keeps the
  * invariants of layout.h. */
-static void fill_tensor(const strided_view *view, int64_t *dims,
-                        strided_dl_tensor *t)
+static void fill_tensor(const strided_view *view, int64_t *dims, strided_dl_tensor *t)
 {
     const strided_layout *l = &view->layout;
     int ndim = l->ndim;

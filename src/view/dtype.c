@@ -17,9 +17,8 @@
 
 /* The NumPy / ml_dtypes names of the float8 codes 7..14, in code order. */
 static const char *const float8_names[] = {
-    "float8_e3m4",    "float8_e4m3",    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",  "float8_e4m3fnuz", "float8_e5m2",
-    "float8_e5m2fnuz", "float8_e8m0fnu",
+    "float8_e3m4",     "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",    "float8_e8m0fnu",
 };
 
 /* The prefix of a code's name, for the codes whose name is the prefix
@@ -27,18 +26,12 @@ static const char *const float8_names[] = {
 static const char *bits_prefix(int code)
 {
     switch (code) {
-    case STRIDED_DTYPE_INT:
-        return "int";
-    case STRIDED_DTYPE_UINT:
-        return "uint";
-    case STRIDED_DTYPE_FLOAT:
-        return "float";
-    case STRIDED_DTYPE_BFLOAT:
-        return "bfloat";
-    case STRIDED_DTYPE_COMPLEX:
-        return "complex";
-    default:
-        return NULL;
+    case STRIDED_DTYPE_INT: return "int";
+    case STRIDED_DTYPE_UINT: return "uint";
+    case STRIDED_DTYPE_FLOAT: return "float";
+    case STRIDED_DTYPE_BFLOAT: return "bfloat";
+    case STRIDED_DTYPE_COMPLEX: return "complex";
+    default: return NULL;
     }
 }
 
@@ -51,17 +44,11 @@ static int supported_itemsize(strided_dtype d)
     switch (d.code) {
     case STRIDED_DTYPE_INT:
     case STRIDED_DTYPE_UINT:
-        return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64
-                   ? d.bits / 8
-                   : 0;
-    case STRIDED_DTYPE_FLOAT:
-        return d.bits == 16 || d.bits == 32 || d.bits == 64 ? d.bits / 8 : 0;
-    case STRIDED_DTYPE_BFLOAT:
-        return d.bits == 16 ? 2 : 0;
-    case STRIDED_DTYPE_COMPLEX:
-        return d.bits == 64 || d.bits == 128 ? d.bits / 8 : 0;
-    case STRIDED_DTYPE_BOOL:
-        return d.bits == 8 ? 1 : 0;
+        return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64 ? d.bits / 8 : 0;
+    case STRIDED_DTYPE_FLOAT: return d.bits == 16 || d.bits == 32 || d.bits == 64 ? d.bits / 8 : 0;
+    case STRIDED_DTYPE_BFLOAT: return d.bits == 16 ? 2 : 0;
+    case STRIDED_DTYPE_COMPLEX: return d.bits == 64 || d.bits == 128 ? d.bits / 8 : 0;
+    case STRIDED_DTYPE_BOOL: return d.bits == 8 ? 1 : 0;
     case STRIDED_DTYPE_FLOAT8_E3M4:
     case STRIDED_DTYPE_FLOAT8_E4M3:
     case STRIDED_DTYPE_FLOAT8_E4M3B11FNUZ:
@@ -69,10 +56,8 @@ static int supported_itemsize(strided_dtype d)
     case STRIDED_DTYPE_FLOAT8_E4M3FNUZ:
     case STRIDED_DTYPE_FLOAT8_E5M2:
     case STRIDED_DTYPE_FLOAT8_E5M2FNUZ:
-    case STRIDED_DTYPE_FLOAT8_E8M0FNU:
-        return d.bits == 8 ? 1 : 0;
-    default:
-        return 0;
+    case STRIDED_DTYPE_FLOAT8_E8M0FNU: return d.bits == 8 ? 1 : 0;
+    default: return 0;
     }
 }
 
@@ -89,8 +74,7 @@ strided_status strided_dtype_itemsize(strided_dtype dtype, int *out)
     /* Say why, most specific reason first. */
     if (dtype.lanes != 1)
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "vector dtypes (lanes=%u) are not supported",
-                             (unsigned)dtype.lanes);
+                             "vector dtypes (lanes=%u) are not supported", (unsigned)dtype.lanes);
     switch (dtype.code) {
     case STRIDED_DTYPE_FLOAT6_E2M3FN:
     case STRIDED_DTYPE_FLOAT6_E3M2FN:
@@ -98,25 +82,21 @@ strided_status strided_dtype_itemsize(strided_dtype dtype, int *out)
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
                              "%s (%u bits) is not byte-addressable: "
                              "sub-byte types are not supported",
-                             dtype.code == STRIDED_DTYPE_FLOAT6_E2M3FN
-                                 ? "float6_e2m3fn"
-                             : dtype.code == STRIDED_DTYPE_FLOAT6_E3M2FN
-                                 ? "float6_e3m2fn"
-                                 : "float4_e2m1fn",
+                             dtype.code == STRIDED_DTYPE_FLOAT6_E2M3FN   ? "float6_e2m3fn"
+                             : dtype.code == STRIDED_DTYPE_FLOAT6_E3M2FN ? "float6_e3m2fn"
+                                                                         : "float4_e2m1fn",
                              (unsigned)dtype.bits);
     case STRIDED_DTYPE_OPAQUE_HANDLE:
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
                              "opaque handles (dtype code 3, bits=%u) are not "
                              "supported",
                              (unsigned)dtype.bits);
-    default:
-        break;
+    default: break;
     }
     if (dtype.code > STRIDED_DTYPE_FLOAT4_E2M1FN)
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "unknown dtype code %u (bits=%u, lanes=%u)",
-                             (unsigned)dtype.code, (unsigned)dtype.bits,
-                             (unsigned)dtype.lanes);
+                             "unknown dtype code %u (bits=%u, lanes=%u)", (unsigned)dtype.code,
+                             (unsigned)dtype.bits, (unsigned)dtype.lanes);
     if (dtype.bits % 8 != 0)
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
                              "dtype(code=%u, bits=%u, lanes=1) is not "
@@ -124,15 +104,12 @@ strided_status strided_dtype_itemsize(strided_dtype dtype, int *out)
                              (unsigned)dtype.code, (unsigned)dtype.bits);
     const char *prefix = bits_prefix(dtype.code);
     if (prefix != NULL)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "%s%u is not supported", prefix,
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "%s%u is not supported", prefix,
                              (unsigned)dtype.bits);
     if (dtype.code == STRIDED_DTYPE_BOOL)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "%u-bit bool is not supported",
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "%u-bit bool is not supported",
                              (unsigned)dtype.bits);
-    return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                         "%s with %u bits is not supported",
+    return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "%s with %u bits is not supported",
                          float8_names[dtype.code - STRIDED_DTYPE_FLOAT8_E3M4],
                          (unsigned)dtype.bits);
 }
@@ -143,9 +120,8 @@ size_t strided_dtype_format(strided_dtype dtype, char *buf, size_t size)
     if (size > 0)
         buf[0] = '\0';
     if (supported_itemsize(dtype) == 0) {
-        strided__text_append(&t, "dtype(code=%u, bits=%u, lanes=%u)",
-                             (unsigned)dtype.code, (unsigned)dtype.bits,
-                             (unsigned)dtype.lanes);
+        strided__text_append(&t, "dtype(code=%u, bits=%u, lanes=%u)", (unsigned)dtype.code,
+                             (unsigned)dtype.bits, (unsigned)dtype.lanes);
         return t.len;
     }
     const char *prefix = bits_prefix(dtype.code);
@@ -154,8 +130,7 @@ size_t strided_dtype_format(strided_dtype dtype, char *buf, size_t size)
     else if (dtype.code == STRIDED_DTYPE_BOOL)
         strided__text_append(&t, "bool");
     else
-        strided__text_append(&t, "%s",
-                             float8_names[dtype.code - STRIDED_DTYPE_FLOAT8_E3M4]);
+        strided__text_append(&t, "%s", float8_names[dtype.code - STRIDED_DTYPE_FLOAT8_E3M4]);
     return t.len;
 }
 
@@ -176,28 +151,28 @@ bool strided_dtype_equal(strided_dtype a, strided_dtype b)
 typedef struct kind_row {
     char kind;
     const char *name;
-    uint64_t sizes;      /* bit n: n bytes; 0: any size */
-    bool ordered;        /* byte order matters for multi-byte elements */
-    int code;            /* DLPack code, or -1 */
-    uint64_t dl_sizes;   /* the sizes that have the DLPack type */
+    uint64_t sizes;    /* bit n: n bytes; 0: any size */
+    bool ordered;      /* byte order matters for multi-byte elements */
+    int code;          /* DLPack code, or -1 */
+    uint64_t dl_sizes; /* the sizes that have the DLPack type */
 } kind_row;
-
 
 static const kind_row kinds[] = {
     {'b', "bool", UINT64_C(1) << 1, false, STRIDED_DTYPE_BOOL, UINT64_C(1) << 1},
-    {'i', "signed integer", (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) |
-                                (UINT64_C(1) << 8),
-     true, STRIDED_DTYPE_INT,
+    {'i', "signed integer",
+     (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) | (UINT64_C(1) << 8), true,
+     STRIDED_DTYPE_INT,
      (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) | (UINT64_C(1) << 8)},
-    {'u', "unsigned integer", (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) |
-                                  (UINT64_C(1) << 8),
-     true, STRIDED_DTYPE_UINT,
+    {'u', "unsigned integer",
+     (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) | (UINT64_C(1) << 8), true,
+     STRIDED_DTYPE_UINT,
      (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) | (UINT64_C(1) << 8)},
     /* A 16-byte float is C's long double (x87 extended precision on x86),
      * which DLPack cannot name; 1-byte floats are ml_dtypes' float8 types
      * (float8_e5m2 reads "<f1"), named by the caller. */
-    {'f', "floating point", (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) |
-                                (UINT64_C(1) << 8) | (UINT64_C(1) << 16),
+    {'f', "floating point",
+     (UINT64_C(1) << 1) | (UINT64_C(1) << 2) | (UINT64_C(1) << 4) | (UINT64_C(1) << 8) |
+         (UINT64_C(1) << 16),
      true, STRIDED_DTYPE_FLOAT, (UINT64_C(1) << 2) | (UINT64_C(1) << 4) | (UINT64_C(1) << 8)},
     {'c', "complex floating point", (UINT64_C(1) << 8) | (UINT64_C(1) << 16) | (UINT64_C(1) << 32),
      true, STRIDED_DTYPE_COMPLEX, (UINT64_C(1) << 8) | (UINT64_C(1) << 16)},
@@ -216,8 +191,7 @@ static strided_status malformed(const char *typestr, const char *why)
                          strlen(typestr) > 32 ? "..." : "", why);
 }
 
-strided_status strided_typestr_parse(const char *typestr, unsigned flags,
-                                     strided_typestr *out)
+strided_status strided_typestr_parse(const char *typestr, unsigned flags, strided_typestr *out)
 {
     const char *op = "typestr";
     if (typestr == NULL || out == NULL)
@@ -272,17 +246,16 @@ strided_status strided_typestr_parse(const char *typestr, unsigned flags,
                              "2**31 - 1)",
                              typestr, (long long)itemsize);
     if (row->sizes != 0 && (itemsize >= 64 || !(row->sizes >> itemsize & 1)))
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "%.32s: %s has no %lld-byte type", typestr, row->name,
-                             (long long)itemsize);
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "%.32s: %s has no %lld-byte type",
+                             typestr, row->name, (long long)itemsize);
     bool swapped = order == FOREIGN_ORDER && row->ordered && itemsize > 1;
     if (swapped && (flags & STRIDED_TYPESTR_NATIVE_ONLY))
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
                              "%.32s is not in the machine's byte order; convert it first "
                              "(numpy: a.astype(a.dtype.newbyteorder('=')))",
                              typestr);
-    strided_typestr t = {.kind = kind, .itemsize = (int32_t)itemsize, .swapped = swapped,
-                         .dtype = {0, 0, 1}};
+    strided_typestr t = {
+        .kind = kind, .itemsize = (int32_t)itemsize, .swapped = swapped, .dtype = {0, 0, 1}};
     if (!swapped && row->code >= 0 && itemsize < 64 && (row->dl_sizes >> itemsize & 1)) {
         t.has_dtype = true;
         t.dtype.code = (uint8_t)row->code;
@@ -364,21 +337,11 @@ size_t strided_dtype_typestr(strided_dtype dtype, char *buf, size_t size)
     char order = itemsize == 1 ? '|' : FOREIGN_ORDER == '>' ? '<' : '>';
     char kind;
     switch (dtype.code) {
-    case STRIDED_DTYPE_INT:
-        kind = 'i';
-        break;
-    case STRIDED_DTYPE_UINT:
-        kind = 'u';
-        break;
-    case STRIDED_DTYPE_FLOAT:
-        kind = 'f';
-        break;
-    case STRIDED_DTYPE_COMPLEX:
-        kind = 'c';
-        break;
-    case STRIDED_DTYPE_BOOL:
-        kind = 'b';
-        break;
+    case STRIDED_DTYPE_INT: kind = 'i'; break;
+    case STRIDED_DTYPE_UINT: kind = 'u'; break;
+    case STRIDED_DTYPE_FLOAT: kind = 'f'; break;
+    case STRIDED_DTYPE_COMPLEX: kind = 'c'; break;
+    case STRIDED_DTYPE_BOOL: kind = 'b'; break;
     default:
         /* ml_dtypes' types: raw bytes in NumPy's eyes, except float8_e5m2,
          * which it registers as a 1-byte float; their strings carry the
@@ -404,13 +367,12 @@ strided_status strided_dtype_from_numpy(const char *str, const char *name, unsig
     if (flags & STRIDED_TYPESTR_STRUCTURED) {
         t.structured = true;
         t.has_dtype = false;
-    } else if (!t.has_dtype && !t.swapped && (t.kind == 'V' || t.kind == 'f') &&
-               t.itemsize <= 2 && name != NULL) {
+    } else if (!t.has_dtype && !t.swapped && (t.kind == 'V' || t.kind == 'f') && t.itemsize <= 2 &&
+               name != NULL) {
         /* ml_dtypes' bfloat16 reads "<V2", its float8 types "<V1" (and
          * float8_e5m2 "<f1"): the name says which. */
         strided_dtype d;
-        if (lookup_name(name, &d) && named_only(d.code) &&
-            supported_itemsize(d) == t.itemsize) {
+        if (lookup_name(name, &d) && named_only(d.code) && supported_itemsize(d) == t.itemsize) {
             t.has_dtype = true;
             t.dtype = d;
         }

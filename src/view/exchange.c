@@ -172,9 +172,9 @@ static strided_status export_as(const strided_view *view, bool versioned, stride
 }
 
 strided_status strided__view_export_dlpack_ex(const strided_view *view,
-                                             const strided_dlpack_export_request *request,
-                                             bool versioned, strided__dlpack_copy_fn copy,
-                                             void *context, void **out)
+                                              const strided_dlpack_export_request *request,
+                                              bool versioned, strided__dlpack_copy_fn copy,
+                                              void *context, void **out)
 {
     const char *op = "__dlpack__";
     /* The view's own export makes every check an export makes, with its

@@ -74,8 +74,9 @@ static strided_status check_desc(const char *op, const strided_interface_desc *d
                              dict_name(d->kind), d->ndim, STRIDED_MAX_NDIM);
     bool has_strides = d->nstrides >= 0;
     if (has_strides && (d->nstrides != d->ndim || (d->ndim > 0 && d->strides == NULL)))
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "%s has %d strides for %d dimensions",
-                             dict_name(d->kind), d->nstrides, d->ndim);
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "%s has %d strides for %d dimensions", dict_name(d->kind), d->nstrides,
+                             d->ndim);
     if (d->typestr == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "%s['typestr'] is required",
                              dict_name(d->kind));
@@ -99,8 +100,7 @@ static strided_status check_desc(const char *op, const strided_interface_desc *d
 
 /* Rule 6 for CUDA data, once wrapped: the memory must be device-accessible;
  * its device is the memory's, or the current one. */
-static strided_status place_cuda(const char *op, const strided_interface_desc *d,
-                                 strided_view *v)
+static strided_status place_cuda(const char *op, const strided_interface_desc *d, strided_view *v)
 {
     if (!v->device_accessible)
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
@@ -149,7 +149,7 @@ strided_status strided_view_import_interface(const strided_interface_desc *desc,
     strided_view v;
     if (status == STRIDED_OK)
         status = strided__view_wrap_made(op, desc->data, &layout, t.has_dtype ? &t.dtype : NULL,
-                                    desc->readonly, known, release, context, &v);
+                                         desc->readonly, known, release, context, &v);
     if (status != STRIDED_OK) {
         /* Nothing holds the context: release it here, once. */
         if (release != NULL)

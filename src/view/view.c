@@ -34,12 +34,8 @@ strided_device strided_buffer_device(const strided_buffer *b)
         d.device_type = STRIDED_DEVICE_CUDA;
         d.device_id = info.device_id < 0 ? 0 : info.device_id;
         break;
-    case STRIDED_MEMORY_MANAGED:
-        d.device_type = STRIDED_DEVICE_CUDA_MANAGED;
-        break;
-    case STRIDED_MEMORY_PINNED:
-        d.device_type = STRIDED_DEVICE_CUDA_HOST;
-        break;
+    case STRIDED_MEMORY_MANAGED: d.device_type = STRIDED_DEVICE_CUDA_MANAGED; break;
+    case STRIDED_MEMORY_PINNED: d.device_type = STRIDED_DEVICE_CUDA_HOST; break;
     case STRIDED_MEMORY_HOST:
     default:
         /* Pageable memory that a device reads directly (HMM/ATS) is host
@@ -75,8 +71,7 @@ static strided_status check_itemsize(const char *op, int64_t size, int64_t items
 }
 
 /* Check that dtype describes elements of itemsize bytes. */
-static strided_status check_dtype(const char *op, const strided_dtype *dtype,
-                                  int itemsize)
+static strided_status check_dtype(const char *op, const strided_dtype *dtype, int itemsize)
 {
     int size = 0;
     if (strided_dtype_itemsize(*dtype, &size) != STRIDED_OK)
@@ -97,8 +92,8 @@ strided_status strided_view_check_itemsize(const strided_layout *layout, int64_t
  * (views derived from a wrapped import, where offset 0 may even lie before
  * the buffer) names the byte range.
  * Assumes: the layout passed check_layout. */
-static strided_status check_range(const char *op, const strided_buffer *b,
-                                  int64_t origin, const strided_layout *l)
+static strided_status check_range(const char *op, const strided_buffer *b, int64_t origin,
+                                  const strided_layout *l)
 {
     int64_t mn = 0, mx = -1;
     strided_layout_offset_bounds(l, &mn, &mx);
@@ -107,16 +102,14 @@ static strided_status check_range(const char *op, const strided_buffer *b,
     size_t buffer_size = strided_buffer_size(b);
     int64_t lo = 0, hi = 0, lo_bytes = 0, hi_bytes = 0;
     if (strided__mul_overflow(mn, l->itemsize, &lo_bytes) ||
-        strided__add_overflow(origin, lo_bytes, &lo) ||
-        strided__add_overflow(mx, 1, &hi_bytes) ||
+        strided__add_overflow(origin, lo_bytes, &lo) || strided__add_overflow(mx, 1, &hi_bytes) ||
         strided__mul_overflow(hi_bytes, l->itemsize, &hi_bytes) ||
         strided__add_overflow(origin, hi_bytes, &hi))
         return strided__fail(STRIDED_ERR_OVERFLOW, op,
                              "the byte range of element offsets [%lld, %lld] "
                              "with itemsize %d from origin %lld overflows "
                              "int64",
-                             (long long)mn, (long long)mx, (int)l->itemsize,
-                             (long long)origin);
+                             (long long)mn, (long long)mx, (int)l->itemsize, (long long)origin);
     if (origin == 0 && mn < 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "Allocation size for a layout that maps elements "
@@ -136,10 +129,9 @@ static strided_status check_range(const char *op, const strided_buffer *b,
     return STRIDED_OK;
 }
 
-strided_status strided_view_from_buffer(strided_buffer *buffer,
-                                        const strided_layout *layout,
-                                        const strided_dtype *dtype,
-                                        bool readonly, strided_view *out)
+strided_status strided_view_from_buffer(strided_buffer *buffer, const strided_layout *layout,
+                                        const strided_dtype *dtype, bool readonly,
+                                        strided_view *out)
 {
     const char *op = "view";
     if (buffer == NULL || layout == NULL || out == NULL)
@@ -168,14 +160,12 @@ strided_status strided_view_from_buffer(strided_buffer *buffer,
     return STRIDED_OK;
 }
 
-strided_status strided_view_view(const strided_view *view,
-                                 const strided_layout *layout,
+strided_status strided_view_view(const strided_view *view, const strided_layout *layout,
                                  const strided_dtype *dtype, strided_view *out)
 {
     const char *op = "view";
     if (view == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "view and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "view and out are required");
     if (view->buffer == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "the view has no buffer (it was released)");
@@ -224,8 +214,7 @@ void strided_view_release(strided_view *view)
 static uintptr_t element0_offset(const strided_view *v)
 {
     return (uintptr_t)v->origin +
-           (uintptr_t)((uint64_t)v->layout.slice_offset *
-                       (uint64_t)v->layout.itemsize);
+           (uintptr_t)((uint64_t)v->layout.slice_offset * (uint64_t)v->layout.itemsize);
 }
 
 void *strided_view_ptr(const strided_view *view)
@@ -251,11 +240,9 @@ uintptr_t strided_view_device_ptr(const strided_view *view)
  * DLPack CPU views), CUDA memory is device memory at its own address.
  * Returns false for CUDA host and managed memory, whose device address
  * and accessibility only the driver knows. */
-static bool info_of_device(const strided_device *device, uintptr_t ptr,
-                           strided_memory_info *out)
+static bool info_of_device(const strided_device *device, uintptr_t ptr, strided_memory_info *out)
 {
-    strided_memory_info info = {STRIDED_MEMORY_HOST, -1, true, false, false,
-                                false, 0};
+    strided_memory_info info = {STRIDED_MEMORY_HOST, -1, true, false, false, false, 0};
     if (device == NULL)
         return false;
     if (device->device_type == STRIDED_DEVICE_CUDA) {
@@ -278,11 +265,9 @@ static bool info_of_device(const strided_device *device, uintptr_t ptr,
  * The release callback is the buffer's; it is not called when this fails.
  * Assumes: the layout passed check_layout; element0 is not NULL when the
  * volume is positive. */
-static strided_status wrap_footprint(const char *op, void *element0,
-                                     const strided_layout *layout,
-                                     const strided_device *device,
-                                     strided_release_fn release, void *context,
-                                     strided_buffer **out, int64_t *origin)
+static strided_status wrap_footprint(const char *op, void *element0, const strided_layout *layout,
+                                     const strided_device *device, strided_release_fn release,
+                                     void *context, strided_buffer **out, int64_t *origin)
 {
     uintptr_t e0 = (uintptr_t)element0;
     uintptr_t base = e0;
@@ -295,8 +280,7 @@ static strided_status wrap_footprint(const char *op, void *element0,
          * count from element0. The layout invariant keeps mn * itemsize in
          * range; the span between the bounds may not be. */
         int64_t count = 0, low = 0, rel = 0;
-        if (__builtin_sub_overflow(mx, mn, &count) ||
-            strided__add_overflow(count, 1, &count) ||
+        if (__builtin_sub_overflow(mx, mn, &count) || strided__add_overflow(count, 1, &count) ||
             strided__mul_overflow(count, itemsize, &bytes) ||
             __builtin_sub_overflow(mn, layout->slice_offset, &rel) ||
             strided__mul_overflow(rel, itemsize, &low) || low == INT64_MIN ||
@@ -313,17 +297,14 @@ static strided_status wrap_footprint(const char *op, void *element0,
                                  "the elements, bytes [%lld, %lld) from "
                                  "element (0,...,0) at %p, leave the address "
                                  "space",
-                                 (long long)low, (long long)(low + bytes),
-                                 element0);
+                                 (long long)low, (long long)(low + bytes), element0);
         base = e0 - (uintptr_t)offset;
     }
     strided_memory_info info;
     strided_status status =
         info_of_device(device, base, &info)
-            ? strided_buffer_wrap_known((void *)base, (size_t)bytes, &info,
-                                        release, context, out)
-            : strided_buffer_wrap((void *)base, (size_t)bytes, release, context,
-                                  out);
+            ? strided_buffer_wrap_known((void *)base, (size_t)bytes, &info, release, context, out)
+            : strided_buffer_wrap((void *)base, (size_t)bytes, release, context, out);
     if (status != STRIDED_OK)
         return status;
     /* Offset 0 of the layout sits slice_offset elements before element0,
@@ -338,28 +319,25 @@ static strided_status wrap_footprint(const char *op, void *element0,
 
 strided_status strided_view_wrap(void *element0, const strided_layout *layout,
                                  const strided_dtype *dtype, bool readonly,
-                                 const strided_device *device,
-                                 strided_release_fn release, void *context,
-                                 strided_view *out)
+                                 const strided_device *device, strided_release_fn release,
+                                 void *context, strided_view *out)
 {
     const char *op = "wrap";
     if (layout == NULL || out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "layout and out are required");
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "layout and out are required");
     strided_status status = check_layout(op, layout);
     if (status == STRIDED_OK && dtype != NULL)
         status = check_dtype(op, dtype, layout->itemsize);
     if (status != STRIDED_OK)
         return status;
-    return strided__view_wrap_made(op, element0, layout, dtype, readonly, device, release,
-                                   context, out);
+    return strided__view_wrap_made(op, element0, layout, dtype, readonly, device, release, context,
+                                   out);
 }
 
-strided_status strided__view_wrap_made(const char *op, void *element0,
-                                       const strided_layout *layout, const strided_dtype *dtype,
-                                       bool readonly, const strided_device *device,
-                                       strided_release_fn release, void *context,
-                                       strided_view *out)
+strided_status strided__view_wrap_made(const char *op, void *element0, const strided_layout *layout,
+                                       const strided_dtype *dtype, bool readonly,
+                                       const strided_device *device, strided_release_fn release,
+                                       void *context, strided_view *out)
 {
     assert(layout != NULL && out != NULL);
     if (element0 == NULL && strided_layout_volume(layout) > 0)
@@ -369,8 +347,8 @@ strided_status strided__view_wrap_made(const char *op, void *element0,
                              (long long)strided_layout_volume(layout));
     strided_buffer *buffer = NULL;
     int64_t origin = 0;
-    strided_status status = wrap_footprint(op, element0, layout, device, release, context,
-                                           &buffer, &origin);
+    strided_status status = wrap_footprint(op, element0, layout, device, release, context, &buffer,
+                                           &origin);
     if (status != STRIDED_OK)
         return status;
     out->buffer = buffer;

@@ -18,11 +18,10 @@ strided_status strided__refail(strided_status status, const char *op, const char
  * none: the imports, which build both themselves, skip checking them
  * again.
  * Assumes: layout and out are not NULL. */
-strided_status strided__view_wrap_made(const char *op, void *element0,
-                                       const strided_layout *layout, const strided_dtype *dtype,
-                                       bool readonly, const strided_device *device,
-                                       strided_release_fn release, void *context,
-                                       strided_view *out);
+strided_status strided__view_wrap_made(const char *op, void *element0, const strided_layout *layout,
+                                       const strided_dtype *dtype, bool readonly,
+                                       const strided_device *device, strided_release_fn release,
+                                       void *context, strided_view *out);
 
 /* The copy an export by copy makes: every element of src into dst (new
  * memory, dense in C order, of src's shape and dtype), as request says
@@ -31,8 +30,8 @@ strided_status strided__view_wrap_made(const char *op, void *element0,
  * (strided_view_export_dlpack_as of strided/copy.h passes strided_view_copy_ex). Returns STRIDED_OK, or a
  * failure with the thread's message set. */
 typedef strided_status (*strided__dlpack_copy_fn)(void *context, const strided_view *dst,
-                                                 const strided_view *src,
-                                                 const strided_dlpack_export_request *request);
+                                                  const strided_view *src,
+                                                  const strided_dlpack_export_request *request);
 
 /* Export a view as a request says, as a versioned tensor (versioned true:
  * out is a strided_dl_managed_tensor_versioned **) or a legacy one (a
@@ -56,8 +55,9 @@ typedef strided_status (*strided__dlpack_copy_fn)(void *context, const strided_v
  * NULL copy when request->copy; the errors of the allocation (as
  * strided_dlpack_tensor_alloc) and what copy returns, after which nothing
  * is left allocated. */
-strided_status strided__view_export_dlpack_ex(
-    const strided_view *view, const strided_dlpack_export_request *request, bool versioned,
-    strided__dlpack_copy_fn copy, void *context, void **out);
+strided_status strided__view_export_dlpack_ex(const strided_view *view,
+                                              const strided_dlpack_export_request *request,
+                                              bool versioned, strided__dlpack_copy_fn copy,
+                                              void *context, void **out);
 
 #endif

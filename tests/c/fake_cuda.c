@@ -78,12 +78,11 @@ FAKE_EXPORT void fake_cuda_set_host_numa_id(int id);
 FAKE_EXPORT int fake_cuda_last_memop(fake_cuda_memop *out);
 FAKE_EXPORT int fake_cuda_last_tensor_map(fake_cuda_tensor_map *out);
 #ifndef FAKE_CUDA_V1_ONLY
-FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
-                                         int cudaVersion, cuuint64_t flags,
-                                         CUdriverProcAddressQueryResult *status);
+FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                         cuuint64_t flags, CUdriverProcAddressQueryResult *status);
 #endif
-FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
-                                      int cudaVersion, cuuint64_t flags);
+FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                      cuuint64_t flags);
 
 #define MAX_DEVICES 64
 #define ALIGNMENT 256
@@ -96,9 +95,9 @@ struct CUctx_st {
 struct CUmemPoolHandle_st {
     int device;
     cuuint64_t release_threshold;
-    CUmemPoolProps props;     /* cuMemPoolCreate's, or a default pool's */
+    CUmemPoolProps props;       /* cuMemPoolCreate's, or a default pool's */
     cuuint64_t used, used_high; /* bytes allocated from it and not freed */
-    int reuse[3];             /* the REUSE_* attributes */
+    int reuse[3];               /* the REUSE_* attributes */
     bool created, destroyed;
 };
 
@@ -120,57 +119,57 @@ __attribute__((constructor)) static void number_devices(void)
 }
 
 /* The entry points, for call counts and injected failures. */
-#define ENTRY_POINTS(X)                                                        \
-    X(cuGetProcAddress)                                                        \
-    X(cuInit)                                                                  \
-    X(cuDriverGetVersion)                                                      \
-    X(cuGetErrorName)                                                          \
-    X(cuGetErrorString)                                                        \
-    X(cuDeviceGetCount)                                                        \
-    X(cuDeviceGet)                                                             \
-    X(cuDeviceGetAttribute)                                                    \
-    X(cuDevicePrimaryCtxRetain)                                                \
-    X(cuCtxGetCurrent)                                                         \
-    X(cuCtxSetCurrent)                                                         \
-    X(cuCtxGetDevice)                                                          \
-    X(cuPointerGetAttributes)                                                  \
-    X(cuStreamSynchronize)                                                     \
-    X(cuEventCreate)                                                           \
-    X(cuEventRecord)                                                           \
-    X(cuStreamWaitEvent)                                                       \
-    X(cuEventDestroy)                                                          \
-    X(cuEventSynchronize)                                                      \
-    X(cuDeviceCanAccessPeer)                                                   \
-    X(cuCtxEnablePeerAccess)                                                   \
-    X(cuMemHostAlloc)                                                          \
-    X(cuMemAllocHost)                                                          \
-    X(cuMemFreeHost)                                                           \
-    X(cuMemAllocManaged)                                                       \
-    X(cuMemFree)                                                               \
-    X(cuDeviceGetMemPool)                                                      \
-    X(cuMemPoolCreate)                                                         \
-    X(cuMemPoolDestroy)                                                        \
-    X(cuMemPoolGetAttribute)                                                   \
-    X(cuMemPoolSetAttribute)                                                   \
-    X(cuMemAllocFromPoolAsync)                                                 \
-    X(cuMemFreeAsync)                                                          \
-    X(cuMemcpyAsync)                                                           \
-    X(cuMemcpy2DAsync)                                                         \
-    X(cuMemcpyPeerAsync)                                                       \
-    X(cuMemsetD8Async)                                                         \
-    X(cuMemsetD16Async)                                                        \
-    X(cuMemsetD32Async)                                                        \
-    X(cuModuleLoadData)                                                        \
-    X(cuModuleGetFunction)                                                     \
-    X(cuModuleUnload)                                                          \
-    X(cuLaunchKernel)                                                          \
+#define ENTRY_POINTS(X)         \
+    X(cuGetProcAddress)         \
+    X(cuInit)                   \
+    X(cuDriverGetVersion)       \
+    X(cuGetErrorName)           \
+    X(cuGetErrorString)         \
+    X(cuDeviceGetCount)         \
+    X(cuDeviceGet)              \
+    X(cuDeviceGetAttribute)     \
+    X(cuDevicePrimaryCtxRetain) \
+    X(cuCtxGetCurrent)          \
+    X(cuCtxSetCurrent)          \
+    X(cuCtxGetDevice)           \
+    X(cuPointerGetAttributes)   \
+    X(cuStreamSynchronize)      \
+    X(cuEventCreate)            \
+    X(cuEventRecord)            \
+    X(cuStreamWaitEvent)        \
+    X(cuEventDestroy)           \
+    X(cuEventSynchronize)       \
+    X(cuDeviceCanAccessPeer)    \
+    X(cuCtxEnablePeerAccess)    \
+    X(cuMemHostAlloc)           \
+    X(cuMemAllocHost)           \
+    X(cuMemFreeHost)            \
+    X(cuMemAllocManaged)        \
+    X(cuMemFree)                \
+    X(cuDeviceGetMemPool)       \
+    X(cuMemPoolCreate)          \
+    X(cuMemPoolDestroy)         \
+    X(cuMemPoolGetAttribute)    \
+    X(cuMemPoolSetAttribute)    \
+    X(cuMemAllocFromPoolAsync)  \
+    X(cuMemFreeAsync)           \
+    X(cuMemcpyAsync)            \
+    X(cuMemcpy2DAsync)          \
+    X(cuMemcpyPeerAsync)        \
+    X(cuMemsetD8Async)          \
+    X(cuMemsetD16Async)         \
+    X(cuMemsetD32Async)         \
+    X(cuModuleLoadData)         \
+    X(cuModuleGetFunction)      \
+    X(cuModuleUnload)           \
+    X(cuLaunchKernel)           \
     X(cuTensorMapEncodeTiled)
 
 enum {
 #define X(name) E_##name,
     ENTRY_POINTS(X)
 #undef X
-    E_COUNT
+        E_COUNT
 };
 
 static const char *const entry_names[E_COUNT] = {
@@ -202,7 +201,7 @@ static long live;
 static long calls[E_COUNT];
 static bool fail_pending[E_COUNT];
 static long fail_skip[E_COUNT]; /* calls that succeed before the failure */
-static bool moving;              /* fake_cuda_move_bytes */
+static bool moving;             /* fake_cuda_move_bytes */
 static int max_pitch = 2147483647;
 static CUresult fail_result[E_COUNT];
 static void *last_stream[E_COUNT];
@@ -246,17 +245,17 @@ static bool begin_call(int e, CUresult *result)
 }
 
 /* The opening of every entry point: count, injected failure, cuInit. */
-#define BEGIN(name)                                                            \
-    do {                                                                       \
-        CUresult injected_;                                                    \
-        if (begin_call(E_##name, &injected_))                                  \
-            return injected_;                                                  \
+#define BEGIN(name)                           \
+    do {                                      \
+        CUresult injected_;                   \
+        if (begin_call(E_##name, &injected_)) \
+            return injected_;                 \
     } while (0)
-#define BEGIN_INITIALIZED(name)                                                \
-    do {                                                                       \
-        BEGIN(name);                                                           \
-        if (!initialized)                                                      \
-            return CUDA_ERROR_NOT_INITIALIZED;                                 \
+#define BEGIN_INITIALIZED(name)                \
+    do {                                       \
+        BEGIN(name);                           \
+        if (!initialized)                      \
+            return CUDA_ERROR_NOT_INITIALIZED; \
     } while (0)
 
 static bool valid_device(int dev)
@@ -302,8 +301,7 @@ static bool remove_allocation(uintptr_t p, origin how1, origin how2)
 {
     for (size_t i = 0; i < nranges; i++) {
         range *x = &ranges[i];
-        if (x->r.begin == p && x->memory != NULL &&
-            (x->how == how1 || x->how == how2)) {
+        if (x->r.begin == p && x->memory != NULL && (x->how == how1 || x->how == how2)) {
             if (x->how == POOL_ALLOC)
                 ((CUmemoryPool)x->r.mempool)->used -= x->r.size;
             free(x->memory);
@@ -323,8 +321,7 @@ static void *backing(size_t size)
     return aligned_alloc(ALIGNMENT, rounded);
 }
 
-void fake_cuda_reset(int count, int pageable_memory_access,
-                     int memory_pools_supported)
+void fake_cuda_reset(int count, int pageable_memory_access, int memory_pools_supported)
 {
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nranges; i++)
@@ -484,38 +481,27 @@ static const error_text errors[] = {
     {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
     {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
     {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED",
-     "initialization error"},
-    {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED",
-     "driver shutting down"},
-    {CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY",
-     "CUDA driver is a stub library"},
-    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE",
-     "no CUDA-capable device is detected"},
-    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE",
-     "invalid device ordinal"},
-    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE",
-     "device kernel image is invalid"},
-    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT",
-     "invalid device context"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
+    {CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
      "no kernel image is available for execution on the device"},
-    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE",
-     "invalid resource handle"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
      "an illegal memory access was encountered"},
     {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
      "too many resources requested for launch"},
-    {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED",
-     "operation not permitted"},
-    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
-     "operation not supported"},
+    {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
      "system has unsupported display driver / cuda driver combination"},
-    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-     "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
      "operation not permitted when stream is capturing"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
@@ -569,8 +555,7 @@ static CUresult fake_cuDeviceGet(CUdevice *dev, int ordinal)
     return CUDA_SUCCESS;
 }
 
-static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr,
-                                          CUdevice dev)
+static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr, CUdevice dev)
 {
     BEGIN_INITIALIZED(cuDeviceGetAttribute);
     if (value == NULL)
@@ -582,18 +567,10 @@ static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr,
     if (!ok)
         return CUDA_ERROR_INVALID_DEVICE;
     switch (attr) {
-    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
-        *value = pageable;
-        break;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-        *value = pools_ok;
-        break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-        *value = FAKE_MULTIPROCESSORS;
-        break;
-    case CU_DEVICE_ATTRIBUTE_MAX_PITCH:
-        *value = pitch;
-        break;
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: *value = pageable; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = pools_ok; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = FAKE_MULTIPROCESSORS; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH: *value = pitch; break;
     case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID:
         pthread_mutex_lock(&lock);
         *value = host_numa_id;
@@ -603,12 +580,8 @@ static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr,
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
-    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM:
-        *value = 1;
-        break;
-    default:
-        *value = 0;
-        break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: *value = 1; break;
+    default: *value = 0; break;
     }
     return CUDA_SUCCESS;
 }
@@ -639,8 +612,7 @@ static CUresult fake_cuCtxGetCurrent(CUcontext *ctx)
 static bool is_context(CUcontext ctx)
 {
     uintptr_t p = (uintptr_t)ctx, first = (uintptr_t)&contexts[0];
-    return p >= first && p < first + sizeof contexts &&
-           (p - first) % sizeof contexts[0] == 0;
+    return p >= first && p < first + sizeof contexts && (p - first) % sizeof contexts[0] == 0;
 }
 
 static CUresult fake_cuCtxSetCurrent(CUcontext ctx)
@@ -663,8 +635,7 @@ static CUresult fake_cuCtxGetDevice(CUdevice *dev)
     return CUDA_SUCCESS;
 }
 
-static CUresult fake_cuPointerGetAttributes(unsigned int n,
-                                            CUpointer_attribute *attributes,
+static CUresult fake_cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attributes,
                                             void **data, CUdeviceptr ptr)
 {
     BEGIN_INITIALIZED(cuPointerGetAttributes);
@@ -678,8 +649,7 @@ static CUresult fake_cuPointerGetAttributes(unsigned int n,
         r = x->r;
     pthread_mutex_unlock(&lock);
     bool known = x != NULL;
-    bool host_visible = !known || r.memory_type == CU_MEMORYTYPE_HOST ||
-                        r.is_managed;
+    bool host_visible = !known || r.memory_type == CU_MEMORYTYPE_HOST || r.is_managed;
     for (unsigned int i = 0; i < n; i++) {
         void *out = data[i];
         if (out == NULL)
@@ -735,8 +705,7 @@ static CUresult fake_cuPointerGetAttributes(unsigned int n,
             memcpy(out, &pool, sizeof pool);
             break;
         }
-        default:
-            return CUDA_ERROR_INVALID_VALUE;
+        default: return CUDA_ERROR_INVALID_VALUE;
         }
     }
     return CUDA_SUCCESS;
@@ -755,8 +724,7 @@ static CUresult fake_cuStreamSynchronize(CUstream stream)
     note_stream(E_cuStreamSynchronize, stream);
     /* The legacy and per-thread default streams belong to the current
      * context; any other value is a stream of its own. */
-    if ((stream == NULL || stream == CU_STREAM_LEGACY ||
-         stream == CU_STREAM_PER_THREAD) &&
+    if ((stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) &&
         current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
     return CUDA_SUCCESS;
@@ -796,8 +764,7 @@ static CUresult fake_cuEventRecord(CUevent event, CUstream stream)
     return CUDA_SUCCESS;
 }
 
-static CUresult fake_cuStreamWaitEvent(CUstream stream, CUevent event,
-                                       unsigned int flags)
+static CUresult fake_cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
 {
     BEGIN_INITIALIZED(cuStreamWaitEvent);
     note_stream(E_cuStreamWaitEvent, stream);
@@ -871,16 +838,15 @@ static CUresult fake_cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
 {
     BEGIN_INITIALIZED(cuMemHostAlloc);
     if (pp == NULL || size == 0 ||
-        (flags & ~(unsigned int)(CU_MEMHOSTALLOC_PORTABLE |
-                                 CU_MEMHOSTALLOC_DEVICEMAP | 0x04)) != 0)
+        (flags & ~(unsigned int)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | 0x04)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
     void *m = backing(size);
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_HOST, 0,
-                         current->device, (uintptr_t)m, NULL};
+    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_HOST, 0, current->device,
+                         (uintptr_t)m, NULL};
     pthread_mutex_lock(&lock);
     add(&r, HOST_ALLOC, m);
     pthread_mutex_unlock(&lock);
@@ -899,8 +865,8 @@ static CUresult fake_cuMemAllocHost(void **pp, size_t size)
     void *m = backing(size);
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_HOST, 0,
-                         current->device, (uintptr_t)m, NULL};
+    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_HOST, 0, current->device,
+                         (uintptr_t)m, NULL};
     pthread_mutex_lock(&lock);
     add(&r, HOST_ALLOC, m);
     pthread_mutex_unlock(&lock);
@@ -919,20 +885,18 @@ static CUresult fake_cuMemFreeHost(void *p)
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-static CUresult fake_cuMemAllocManaged(CUdeviceptr *dptr, size_t size,
-                                       unsigned int flags)
+static CUresult fake_cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
 {
     BEGIN_INITIALIZED(cuMemAllocManaged);
-    if (dptr == NULL || size == 0 ||
-        (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+    if (dptr == NULL || size == 0 || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
         return CUDA_ERROR_INVALID_VALUE;
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
     void *m = backing(size);
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_DEVICE, 1,
-                         current->device, (uintptr_t)m, NULL};
+    fake_cuda_range r = {(uintptr_t)m, size, CU_MEMORYTYPE_DEVICE, 1, current->device,
+                         (uintptr_t)m, NULL};
     pthread_mutex_lock(&lock);
     add(&r, MANAGED_ALLOC, m);
     pthread_mutex_unlock(&lock);
@@ -991,16 +955,11 @@ static bool valid_pool_props(const CUmemPoolProps *props)
         props->allocType != CU_MEM_ALLOCATION_TYPE_MANAGED)
         return false;
     switch (loc->type) {
-    case CU_MEM_LOCATION_TYPE_NONE:
-        return props->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED;
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-        return valid_device(loc->id);
-    case CU_MEM_LOCATION_TYPE_HOST:
-        return true;
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-        return loc->id >= 0 && loc->id < FAKE_NUMA_NODES;
-    default:
-        return false;
+    case CU_MEM_LOCATION_TYPE_NONE: return props->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED;
+    case CU_MEM_LOCATION_TYPE_DEVICE: return valid_device(loc->id);
+    case CU_MEM_LOCATION_TYPE_HOST: return true;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA: return loc->id >= 0 && loc->id < FAKE_NUMA_NODES;
+    default: return false;
     }
 }
 
@@ -1051,8 +1010,7 @@ static CUresult fake_cuMemPoolDestroy(CUmemoryPool pool)
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-static CUresult fake_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
-                                           void *value)
+static CUresult fake_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
     BEGIN_INITIALIZED(cuMemPoolGetAttribute);
     if (value == NULL)
@@ -1068,20 +1026,12 @@ static CUresult fake_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribut
         case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
             flag = pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
             break;
-        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-            v = pool->release_threshold;
-            break;
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: v = pool->release_threshold; break;
         case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
-        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
-            v = pool->used;
-            break;
+        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: v = pool->used; break;
         case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-        case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-            v = pool->used_high;
-            break;
-        default:
-            ok = false;
-            break;
+        case CU_MEMPOOL_ATTR_USED_MEM_HIGH: v = pool->used_high; break;
+        default: ok = false; break;
         }
     }
     pthread_mutex_unlock(&lock);
@@ -1149,9 +1099,7 @@ static CUresult fake_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-static CUresult fake_cuMemPoolSetAttribute(CUmemoryPool pool,
-                                           CUmemPool_attribute attr,
-                                           void *value)
+static CUresult fake_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
     BEGIN_INITIALIZED(cuMemPoolSetAttribute);
     if (!is_pool(pool) || value == NULL)
@@ -1166,8 +1114,7 @@ static CUresult fake_cuMemPoolSetAttribute(CUmemoryPool pool,
     return CUDA_SUCCESS;
 }
 
-static CUresult fake_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size,
-                                             CUmemoryPool pool,
+static CUresult fake_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
                                              CUstream stream)
 {
     BEGIN_INITIALIZED(cuMemAllocFromPoolAsync);
@@ -1189,9 +1136,13 @@ static CUresult fake_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size,
     void *m = full ? NULL : backing(size);
     if (m == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    fake_cuda_range r = {(uintptr_t)m, size, host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
-                         managed, managed || host ? current->device : pool->device,
-                         (uintptr_t)m, pool};
+    fake_cuda_range r = {(uintptr_t)m,
+                         size,
+                         host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
+                         managed,
+                         managed || host ? current->device : pool->device,
+                         (uintptr_t)m,
+                         pool};
     pthread_mutex_lock(&lock);
     add(&r, POOL_ALLOC, m);
     pool->used += size;
@@ -1267,8 +1218,7 @@ int fake_cuda_last_memop(fake_cuda_memop *out)
     return any;
 }
 
-static CUresult fake_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
-                                   size_t size, CUstream stream)
+static CUresult fake_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t size, CUstream stream)
 {
     BEGIN_INITIALIZED(cuMemcpyAsync);
     note_stream(E_cuMemcpyAsync, stream);
@@ -1337,8 +1287,8 @@ static CUresult fake_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdev
 }
 
 /* The first byte of one side of a two-dimensional copy. */
-static uintptr_t side_start(CUmemorytype type, const void *host, CUdeviceptr device,
-                            size_t x, size_t y, size_t pitch)
+static uintptr_t side_start(CUmemorytype type, const void *host, CUdeviceptr device, size_t x,
+                            size_t y, size_t pitch)
 {
     uintptr_t base = type == CU_MEMORYTYPE_HOST ? (uintptr_t)host : (uintptr_t)device;
     return base + x + y * pitch;
@@ -1355,13 +1305,13 @@ static CUresult fake_cuMemcpy2DAsync(const CUDA_MEMCPY2D *c, CUstream stream)
     pthread_mutex_lock(&lock);
     bool too_wide = c->srcPitch > (size_t)max_pitch || c->dstPitch > (size_t)max_pitch;
     bool move = moving && c->WidthInBytes > 0 && c->Height > 0;
-    uintptr_t s = side_start(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes,
-                             c->srcY, c->srcPitch);
-    uintptr_t d = side_start(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes,
-                             c->dstY, c->dstPitch);
-    bool ok = !move || (s != 0 && d != 0 &&
-                        touchable(s, (c->Height - 1) * c->srcPitch + c->WidthInBytes) &&
-                        touchable(d, (c->Height - 1) * c->dstPitch + c->WidthInBytes));
+    uintptr_t s = side_start(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY,
+                             c->srcPitch);
+    uintptr_t d = side_start(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY,
+                             c->dstPitch);
+    bool ok = !move ||
+              (s != 0 && d != 0 && touchable(s, (c->Height - 1) * c->srcPitch + c->WidthInBytes) &&
+               touchable(d, (c->Height - 1) * c->dstPitch + c->WidthInBytes));
     pthread_mutex_unlock(&lock);
     if (too_wide || !ok)
         return CUDA_ERROR_INVALID_VALUE;
@@ -1412,14 +1362,13 @@ static CUresult fake_cuModuleLoadData(CUmodule *module, const void *image)
     return CUDA_SUCCESS;
 }
 
-static CUresult fake_cuModuleGetFunction(CUfunction *fn, CUmodule module,
-                                         const char *name)
+static CUresult fake_cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name)
 {
     BEGIN_INITIALIZED(cuModuleGetFunction);
     if (fn == NULL || module == NULL || name == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     if (strncmp(name, "strided_copy_", 13) != 0 ||
-        strlen(name) >= sizeof ((fake_function *)NULL)->name)
+        strlen(name) >= sizeof((fake_function *)NULL)->name)
         return CUDA_ERROR_NOT_FOUND;
     fake_function *f = calloc(1, sizeof *f);
     if (f == NULL)
@@ -1462,12 +1411,10 @@ long fake_cuda_live_modules(void)
 /* A launch is checked the way the driver checks it: a function of a module
  * of the current context's device, a grid and a block that exist, and
  * parameters. It runs nothing. */
-static CUresult fake_cuLaunchKernel(CUfunction fn, unsigned int gx,
-                                    unsigned int gy, unsigned int gz,
-                                    unsigned int bx, unsigned int by,
-                                    unsigned int bz, unsigned int shared,
-                                    CUstream stream, void **params,
-                                    void **extra)
+static CUresult fake_cuLaunchKernel(CUfunction fn, unsigned int gx, unsigned int gy,
+                                    unsigned int gz, unsigned int bx, unsigned int by,
+                                    unsigned int bz, unsigned int shared, CUstream stream,
+                                    void **params, void **extra)
 {
     BEGIN_INITIALIZED(cuLaunchKernel);
     note_stream(E_cuLaunchKernel, stream);
@@ -1516,15 +1463,14 @@ int fake_cuda_last_launch(fake_cuda_launch *out)
 /* The driver's rules for a tiled tensor map (cuda.h's documentation of
  * cuTensorMapEncodeTiled). */
 static bool valid_tensor_map(const CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
-                             const void *address, const cuuint64_t *dims,
-                             const cuuint64_t *strides, const cuuint32_t *box,
-                             const cuuint32_t *steps, CUtensorMapInterleave interleave,
-                             CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
-                             CUtensorMapFloatOOBfill oob)
+                             const void *address, const cuuint64_t *dims, const cuuint64_t *strides,
+                             const cuuint32_t *box, const cuuint32_t *steps,
+                             CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                             CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
 {
     static const int sizes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
-    if (map == NULL || (uintptr_t)map % 64 != 0 || (unsigned)type > 12 || rank < 1 ||
-        rank > 5 || (unsigned)interleave > 2 || (unsigned)swizzle > 3 || (unsigned)l2 > 3 ||
+    if (map == NULL || (uintptr_t)map % 64 != 0 || (unsigned)type > 12 || rank < 1 || rank > 5 ||
+        (unsigned)interleave > 2 || (unsigned)swizzle > 3 || (unsigned)l2 > 3 ||
         (unsigned)oob > 1 || dims == NULL || box == NULL || steps == NULL ||
         (rank > 1 && strides == NULL))
         return false;
@@ -1550,19 +1496,17 @@ static bool valid_tensor_map(const CUtensorMap *map, CUtensorMapDataType type, c
     return oob == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE || floating;
 }
 
-static CUresult fake_cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type,
-                                            cuuint32_t rank, void *address,
-                                            const cuuint64_t *dims, const cuuint64_t *strides,
-                                            const cuuint32_t *box, const cuuint32_t *steps,
-                                            CUtensorMapInterleave interleave,
-                                            CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
-                                            CUtensorMapFloatOOBfill oob)
+static CUresult fake_cuTensorMapEncodeTiled(
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *steps, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+    CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob)
 {
     BEGIN_INITIALIZED(cuTensorMapEncodeTiled);
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (!valid_tensor_map(map, type, rank, address, dims, strides, box, steps, interleave,
-                          swizzle, l2, oob))
+    if (!valid_tensor_map(map, type, rank, address, dims, strides, box, steps, interleave, swizzle,
+                          l2, oob))
         return CUDA_ERROR_INVALID_VALUE;
     fake_cuda_tensor_map t;
     memset(&t, 0, sizeof t);
@@ -1623,7 +1567,10 @@ typedef struct symbol {
     int since; /* the CUDA version that introduced this variant */
 } symbol;
 
-#define SYMBOL(name, since) {#name, (void (*)(void))fake_##name, since}
+#define SYMBOL(name, since)                       \
+    {                                             \
+#name, (void (*)(void))fake_##name, since \
+    }
 static const symbol symbols[] = {
     SYMBOL(cuInit, 2000),
     SYMBOL(cuDriverGetVersion, 2020),
@@ -1700,8 +1647,7 @@ static CUresult lookup(const char *name, void **pfn, int version,
 }
 
 #ifndef FAKE_CUDA_V1_ONLY
-CUresult cuGetProcAddress_v2(const char *symbol_name, void **pfn,
-                             int cudaVersion, cuuint64_t flags,
+CUresult cuGetProcAddress_v2(const char *symbol_name, void **pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
 {
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
@@ -1714,8 +1660,7 @@ CUresult cuGetProcAddress_v2(const char *symbol_name, void **pfn,
 #endif
 
 /* The CUDA 11 lookup: no status; a missing symbol is an error. */
-CUresult cuGetProcAddress(const char *symbol_name, void **pfn, int cudaVersion,
-                          cuuint64_t flags)
+CUresult cuGetProcAddress(const char *symbol_name, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
     (void)flags;

@@ -102,13 +102,13 @@ typedef int (*fake_cuda_last_launch_fn)(fake_cuda_launch *out);
  * cuMemsetD32Async since the last reset was given (a call made to fail with
  * fake_cuda_fail_next is not recorded). */
 typedef struct fake_cuda_memop {
-    char function[32];  /* the entry point */
+    char function[32]; /* the entry point */
     uintptr_t dst;
     uintptr_t src;      /* cuMemcpyAsync's source; 0 for a memset */
     unsigned int value; /* a memset's value; 0 for a copy */
     size_t count;       /* elements set, or bytes copied */
     void *stream;
-    int device;         /* of the context current for the call; -1: none */
+    int device; /* of the context current for the call; -1: none */
 } fake_cuda_memop;
 
 /* Write the last of those calls into out; 0 when there was none since the
@@ -121,15 +121,15 @@ typedef int (*fake_cuda_last_memop_fn)(fake_cuda_memop *out);
  * cuMemPoolCreate was given (a default pool: pinned, no handles, its
  * device, 0). */
 typedef struct fake_cuda_pool {
-    int alloc_type;     /* CUmemAllocationType */
-    int handle_types;   /* CUmemAllocationHandleType */
-    int location_type;  /* CUmemLocationType */
+    int alloc_type;    /* CUmemAllocationType */
+    int handle_types;  /* CUmemAllocationHandleType */
+    int location_type; /* CUmemLocationType */
     int location_id;
     size_t max_size;
     uint64_t release_threshold;
-    uint64_t used;      /* bytes allocated from it and not freed */
-    int created;        /* made by cuMemPoolCreate */
-    int destroyed;      /* cuMemPoolDestroy was called */
+    uint64_t used; /* bytes allocated from it and not freed */
+    int created;   /* made by cuMemPoolCreate */
+    int destroyed; /* cuMemPoolDestroy was called */
 } fake_cuda_pool;
 
 /* Describe pool (a CUmemoryPool) into out; 0 when the fake does not know

@@ -226,8 +226,8 @@ static void test_wrap_without_out(void **state)
 
     (void)state;
     releases_init(&r);
-    assert_error(strided_buffer_wrap(&c, 1, count_release, &r, NULL),
-                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", NULL);
+    assert_error(strided_buffer_wrap(&c, 1, count_release, &r, NULL), STRIDED_ERR_INVALID_ARGUMENT,
+                 "wrap", NULL);
     assert_int_equal(atomic_load(&r.count), 0);
 }
 
@@ -325,8 +325,8 @@ static void test_alloc_without_resource(void **state)
 
     (void)state;
     fill_sentinel(&b, sizeof b);
-    assert_error(strided_buffer_alloc(NULL, 8, NULL, &b),
-                 STRIDED_ERR_INVALID_ARGUMENT, "alloc", NULL);
+    assert_error(strided_buffer_alloc(NULL, 8, NULL, &b), STRIDED_ERR_INVALID_ARGUMENT, "alloc",
+                 NULL);
     assert_untouched(&b, sizeof b);
 }
 
@@ -336,8 +336,8 @@ static void test_alloc_without_out(void **state)
     strided_memory_resource *mr = counting_resource(&c, host_props);
 
     (void)state;
-    assert_error(strided_buffer_alloc(mr, 8, NULL, NULL),
-                 STRIDED_ERR_INVALID_ARGUMENT, "alloc", NULL);
+    assert_error(strided_buffer_alloc(mr, 8, NULL, NULL), STRIDED_ERR_INVALID_ARGUMENT, "alloc",
+                 NULL);
     assert_int_equal(atomic_load(&c.allocates), 0);
     strided_memory_resource_release(mr);
     assert_int_equal(atomic_load(&c.destroys), 1);
@@ -380,8 +380,8 @@ static void test_alloc_gives_memory_back_when_the_buffer_fails(void **state)
     (void)state;
     fill_sentinel(&b, sizeof b);
     strided__fail_allocation_after(0);
-    assert_error(strided_buffer_alloc(mr, 40, STREAM_A, &b),
-                 STRIDED_ERR_OUT_OF_MEMORY, "alloc", NULL);
+    assert_error(strided_buffer_alloc(mr, 40, STREAM_A, &b), STRIDED_ERR_OUT_OF_MEMORY, "alloc",
+                 NULL);
     strided__fail_allocation_after(-1);
     assert_untouched(&b, sizeof b);
     assert_int_equal(atomic_load(&c.allocates), 1);
@@ -424,8 +424,8 @@ static void test_user_resource_allocate_failure_propagates(void **state)
     (void)state;
     c.fail_with = STRIDED_ERR_UNSUPPORTED;
     fill_sentinel(&b, sizeof b);
-    assert_error(strided_buffer_alloc(mr, 8, NULL, &b), STRIDED_ERR_UNSUPPORTED,
-                 "counting", "refused 8 bytes");
+    assert_error(strided_buffer_alloc(mr, 8, NULL, &b), STRIDED_ERR_UNSUPPORTED, "counting",
+                 "refused 8 bytes");
     assert_untouched(&b, sizeof b);
     assert_int_equal(atomic_load(&c.deallocates), 0);
     strided_memory_resource_release(mr);
@@ -491,8 +491,8 @@ static void test_set_deallocation_stream_needs_a_resource(void **state)
 
     (void)state;
     assert_ok(strided_buffer_wrap(&c, 1, NULL, NULL, &b));
-    assert_error(strided_buffer_set_deallocation_stream(b, STREAM_A),
-                 STRIDED_ERR_INVALID_ARGUMENT, "set_deallocation_stream", NULL);
+    assert_error(strided_buffer_set_deallocation_stream(b, STREAM_A), STRIDED_ERR_INVALID_ARGUMENT,
+                 "set_deallocation_stream", NULL);
     strided_buffer_release(b);
 }
 
@@ -535,11 +535,11 @@ static void test_wrap_resource_invalid_arguments(void **state)
 
     (void)state;
     fill_sentinel(&b, sizeof b);
-    assert_error(strided_buffer_wrap_resource(&m, 1, NULL, NULL, &b),
-                 STRIDED_ERR_INVALID_ARGUMENT, "wrap_resource", NULL);
+    assert_error(strided_buffer_wrap_resource(&m, 1, NULL, NULL, &b), STRIDED_ERR_INVALID_ARGUMENT,
+                 "wrap_resource", NULL);
     assert_untouched(&b, sizeof b);
-    assert_error(strided_buffer_wrap_resource(&m, 1, mr, NULL, NULL),
-                 STRIDED_ERR_INVALID_ARGUMENT, "wrap_resource", NULL);
+    assert_error(strided_buffer_wrap_resource(&m, 1, mr, NULL, NULL), STRIDED_ERR_INVALID_ARGUMENT,
+                 "wrap_resource", NULL);
     assert_int_equal(atomic_load(&c.deallocates), 0);
     strided_memory_resource_release(mr);
     assert_int_equal(atomic_load(&c.destroys), 1);
@@ -555,8 +555,8 @@ static void test_wrap_resource_allocation_failure(void **state)
     (void)state;
     fill_sentinel(&b, sizeof b);
     strided__fail_allocation_after(0);
-    assert_error(strided_buffer_wrap_resource(&m, 1, mr, NULL, &b),
-                 STRIDED_ERR_OUT_OF_MEMORY, "wrap_resource", NULL);
+    assert_error(strided_buffer_wrap_resource(&m, 1, mr, NULL, &b), STRIDED_ERR_OUT_OF_MEMORY,
+                 "wrap_resource", NULL);
     strided__fail_allocation_after(-1);
     assert_untouched(&b, sizeof b);
     assert_int_equal(atomic_load(&c.deallocates), 0);
@@ -590,9 +590,7 @@ static void test_alloc_takes_the_kind_from_the_resource(void **state)
         assert_int_equal(info.device_accessible, cases[i].props.device_accessible);
         assert_int_equal(info.managed, cases[i].props.managed);
         assert_true(info.device_address ==
-                    (cases[i].props.device_accessible
-                         ? (uintptr_t)strided_buffer_ptr(b)
-                         : 0));
+                    (cases[i].props.device_accessible ? (uintptr_t)strided_buffer_ptr(b) : 0));
         strided_buffer_release(b);
         strided_memory_resource_release(mr);
     }
@@ -602,8 +600,8 @@ static void test_memory_info_query_without_out(void **state)
 {
     char c = 0;
     (void)state;
-    assert_error(strided_memory_info_query(&c, NULL),
-                 STRIDED_ERR_INVALID_ARGUMENT, "memory_info", NULL);
+    assert_error(strided_memory_info_query(&c, NULL), STRIDED_ERR_INVALID_ARGUMENT, "memory_info",
+                 NULL);
 }
 
 static void test_memory_info_of_heap_stack_and_null(void **state)
@@ -633,8 +631,7 @@ static void test_success_keeps_the_last_error(void **state)
     char c = 0;
 
     (void)state;
-    assert_status(strided_host_resource_create(3, &mr),
-                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_status(strided_host_resource_create(3, &mr), STRIDED_ERR_INVALID_ARGUMENT);
     snprintf(before, sizeof before, "%s", strided_last_error());
     assert_ok(strided_memory_info_query(&c, &info));
     assert_string_equal(strided_last_error(), before);
@@ -654,12 +651,10 @@ typedef struct fake_memory {
     char bytes[4096];
 } fake_memory;
 
-static fake_cuda_range range_of(void *p, unsigned int type, int managed,
-                                int ordinal, uintptr_t device_pointer,
-                                void *pool)
+static fake_cuda_range range_of(void *p, unsigned int type, int managed, int ordinal,
+                                uintptr_t device_pointer, void *pool)
 {
-    fake_cuda_range r = {(uintptr_t)p, 4096, type, managed, ordinal,
-                         device_pointer, pool};
+    fake_cuda_range r = {(uintptr_t)p, 4096, type, managed, ordinal, device_pointer, pool};
     return r;
 }
 
@@ -671,10 +666,9 @@ static strided_memory_info query(const void *p)
     return info;
 }
 
-static void check_info_at(strided_memory_info info, strided_memory_kind kind,
-                          int device_id, bool host, bool device, bool managed,
-                          bool pooled, uintptr_t device_address,
-                          const char *file, int line)
+static void check_info_at(strided_memory_info info, strided_memory_kind kind, int device_id,
+                          bool host, bool device, bool managed, bool pooled,
+                          uintptr_t device_address, const char *file, int line)
 {
     check_i64_(info.kind, kind, "kind", file, line);
     check_i64_(info.device_id, device_id, "device_id", file, line);
@@ -683,8 +677,8 @@ static void check_info_at(strided_memory_info info, strided_memory_kind kind,
     check_i64_(info.managed, managed, "managed", file, line);
     check_i64_(info.pooled, pooled, "pooled", file, line);
     if (info.device_address != device_address)
-        fail_at(file, line, "device_address %#jx, expected %#jx\n",
-                (uintmax_t)info.device_address, (uintmax_t)device_address);
+        fail_at(file, line, "device_address %#jx, expected %#jx\n", (uintmax_t)info.device_address,
+                (uintmax_t)device_address);
 }
 #define check_info(...) check_info_at(__VA_ARGS__, __FILE__, __LINE__)
 
@@ -708,10 +702,9 @@ static void test_fake_pageable_memory_with_pageable_access(void **state)
 
     (void)state;
     fake.reset(1, 1, 1);
-    check_info(query(m), STRIDED_MEMORY_HOST, -1, true, true, false, false,
-               (uintptr_t)m);
-    check_info(query(m->bytes + 100), STRIDED_MEMORY_HOST, -1, true, true, false,
-               false, (uintptr_t)(m->bytes + 100));
+    check_info(query(m), STRIDED_MEMORY_HOST, -1, true, true, false, false, (uintptr_t)m);
+    check_info(query(m->bytes + 100), STRIDED_MEMORY_HOST, -1, true, true, false, false,
+               (uintptr_t)(m->bytes + 100));
     strided_memory_info null_info = query(NULL);
     assert_int_equal(null_info.kind, STRIDED_MEMORY_HOST);
     assert_int_equal(null_info.device_id, -1);
@@ -735,15 +728,13 @@ static void test_fake_registered_memory_at_another_device_address(void **state)
     (void)state;
     fake.reset(1, 0, 1);
     fake.add_range(&r);
-    check_info(query(m), STRIDED_MEMORY_PINNED, 0, true, true, false, false,
-               mapped);
-    check_info(query(m->bytes + 8), STRIDED_MEMORY_PINNED, 0, true, true, false,
-               false, mapped + 8);
+    check_info(query(m), STRIDED_MEMORY_PINNED, 0, true, true, false, false, mapped);
+    check_info(query(m->bytes + 8), STRIDED_MEMORY_PINNED, 0, true, true, false, false, mapped + 8);
     /* The buffer keeps the host address as its pointer and both in info. */
     assert_ok(strided_buffer_wrap(m->bytes + 8, 16, NULL, NULL, &b));
     assert_ptr_equal(strided_buffer_ptr(b), m->bytes + 8);
-    check_info(strided_buffer_memory_info(b), STRIDED_MEMORY_PINNED, 0, true,
-               true, false, false, mapped + 8);
+    check_info(strided_buffer_memory_info(b), STRIDED_MEMORY_PINNED, 0, true, true, false, false,
+               mapped + 8);
     strided_buffer_release(b);
     free(m);
 }
@@ -762,8 +753,8 @@ static void test_fake_memory_kinds(void **state)
         bool device_pointer; /* DEVICE_POINTER is the address, not 0 */
         void *pool;          /* MEMPOOL_HANDLE */
         strided_memory_kind kind;
-        bool host, device;   /* accessible from */
-        size_t interior;     /* an offset to query too, or 0 */
+        bool host, device; /* accessible from */
+        size_t interior;   /* an offset to query too, or 0 */
     } cases[] = {
         CASE(2, 1, 0, 1, true, NULL, STRIDED_MEMORY_PINNED, true, true, 100),
         /* Pinned-pool memory: the driver reports DEVICE_POINTER 0, meaning
@@ -784,12 +775,12 @@ static void test_fake_memory_kinds(void **state)
                                      c->device_pointer ? (uintptr_t)m : 0, c->pool);
         fake.reset(c->devices, 0, 1);
         fake.add_range(&r);
-        check_info_at(query(m), c->kind, c->ordinal, c->host, c->device,
-                      c->managed != 0, c->pool != NULL, (uintptr_t)m, AT(c));
+        check_info_at(query(m), c->kind, c->ordinal, c->host, c->device, c->managed != 0,
+                      c->pool != NULL, (uintptr_t)m, AT(c));
         if (c->interior != 0)
-            check_info_at(query(m->bytes + c->interior), c->kind, c->ordinal,
-                          c->host, c->device, c->managed != 0, c->pool != NULL,
-                          (uintptr_t)(m->bytes + c->interior), AT(c));
+            check_info_at(query(m->bytes + c->interior), c->kind, c->ordinal, c->host, c->device,
+                          c->managed != 0, c->pool != NULL, (uintptr_t)(m->bytes + c->interior),
+                          AT(c));
         free(m);
     }
 }
@@ -807,14 +798,12 @@ static void check_unsupported_type(unsigned int type)
     fake.add_range(&r);
     snprintf(text, sizeof text, "Unsupported memory type: %u", type);
     fill_sentinel(&info, sizeof info);
-    assert_error(strided_memory_info_query(m, &info), STRIDED_ERR_UNSUPPORTED,
-                 "memory_info", text);
+    assert_error(strided_memory_info_query(m, &info), STRIDED_ERR_UNSUPPORTED, "memory_info", text);
     assert_untouched(&info, sizeof info);
     /* Wrapping it fails the same way and never calls release. */
     releases_init(&rel);
     fill_sentinel(&b, sizeof b);
-    assert_status(strided_buffer_wrap(m, 4096, count_release, &rel, &b),
-                  STRIDED_ERR_UNSUPPORTED);
+    assert_status(strided_buffer_wrap(m, 4096, count_release, &rel, &b), STRIDED_ERR_UNSUPPORTED);
     assert_non_null(strstr(strided_last_error_reason(), text));
     assert_untouched(&b, sizeof b);
     assert_int_equal(atomic_load(&rel.count), 0);
@@ -844,8 +833,7 @@ static void test_fake_query_failure_is_a_cuda_error(void **state)
     fake.reset(1, 0, 1);
     fake.fail_next("cuPointerGetAttributes", CUDA_ERROR_UNKNOWN);
     fill_sentinel(&info, sizeof info);
-    assert_error(strided_memory_info_query(m, &info), STRIDED_ERR_CUDA,
-                 "memory_info",
+    assert_error(strided_memory_info_query(m, &info), STRIDED_ERR_CUDA, "memory_info",
                  "cuPointerGetAttributes failed: CUDA_ERROR_UNKNOWN (unknown error)");
     assert_int_equal(strided_last_cuda_error(), CUDA_ERROR_UNKNOWN);
     assert_untouched(&info, sizeof info);
@@ -853,8 +841,7 @@ static void test_fake_query_failure_is_a_cuda_error(void **state)
     releases_init(&rel);
     fake.fail_next("cuPointerGetAttributes", CUDA_ERROR_INVALID_VALUE);
     fill_sentinel(&b, sizeof b);
-    assert_status(strided_buffer_wrap(m, 8, count_release, &rel, &b),
-                  STRIDED_ERR_CUDA);
+    assert_status(strided_buffer_wrap(m, 8, count_release, &rel, &b), STRIDED_ERR_CUDA);
     assert_int_equal(strided_last_cuda_error(), CUDA_ERROR_INVALID_VALUE);
     assert_untouched(&b, sizeof b);
     assert_int_equal(atomic_load(&rel.count), 0);
@@ -874,8 +861,8 @@ static void test_fake_wrap_classifies_once(void **state)
     long queries = fake.calls("cuPointerGetAttributes");
     assert_int_equal(queries, 1);
     for (int i = 0; i < 5; i++)
-        check_info(strided_buffer_memory_info(b), STRIDED_MEMORY_MANAGED, 0,
-                   true, true, true, false, (uintptr_t)m);
+        check_info(strided_buffer_memory_info(b), STRIDED_MEMORY_MANAGED, 0, true, true, true,
+                   false, (uintptr_t)m);
     assert_int_equal(fake.calls("cuPointerGetAttributes"), queries);
     strided_buffer_release(b);
     free(m);

@@ -18,11 +18,9 @@
 /* A plan of kind, itemsize and ndim axes (outermost first) of the given
  * extents and destination and source strides (elements); unit_axis is the
  * source's unit-stride axis of a transpose (-1 otherwise). */
-static inline strided_copy_plan plan_of(strided_copy_kernel kind, int itemsize,
-                                        int ndim, const int64_t *shape,
-                                        const int64_t *dst_strides,
-                                        const int64_t *src_strides,
-                                        int unit_axis)
+static inline strided_copy_plan plan_of(strided_copy_kernel kind, int itemsize, int ndim,
+                                        const int64_t *shape, const int64_t *dst_strides,
+                                        const int64_t *src_strides, int unit_axis)
 {
     strided_copy_plan p;
 
@@ -43,8 +41,7 @@ static inline strided_copy_plan plan_of(strided_copy_kernel kind, int itemsize,
 
 /* PLAN(STRIDED_COPY_TRANSPOSE, 4, (65, 127), (127, 1), (1, 65), 0): the
  * parenthesised lists are the shape and the two sides' strides. */
-#define PLAN(kind, itemsize, shape, dst, src, unit_axis)                       \
-    plan_of((kind), (itemsize), N64 shape, I64 shape, I64 dst, I64 src,        \
-            (unit_axis))
+#define PLAN(kind, itemsize, shape, dst, src, unit_axis) \
+    plan_of((kind), (itemsize), N64 shape, I64 shape, I64 dst, I64 src, (unit_axis))
 
 #endif

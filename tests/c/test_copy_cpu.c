@@ -51,7 +51,7 @@
 
 /* Whether src/copy/host.c has its vector loops: the same condition as
  * there (the same compiler and target flags build both). */
-#if (defined(__GNUC__) || defined(__clang__)) &&                               \
+#if (defined(__GNUC__) || defined(__clang__)) && \
     (defined(__SSE2__) || defined(__ARM_NEON) || defined(__aarch64__))
 #define HAVE_VECTORS 1
 #else
@@ -105,8 +105,8 @@ static const char *plan_text(const strided_copy_plan *p)
     layout_text(&d, dt, sizeof dt);
     layout_text(&s, st, sizeof st);
     /* Only the strides of the source: its shape is the destination's. */
-    snprintf(buf, sizeof buf, "%s isz=%d u=%d %s <- %s", kind_name(p->kernel),
-             p->itemsize, p->src_unit_axis, dt, strchr(st, ':') + 1);
+    snprintf(buf, sizeof buf, "%s isz=%d u=%d %s <- %s", kind_name(p->kernel), p->itemsize,
+             p->src_unit_axis, dt, strchr(st, ':') + 1);
     return buf;
 }
 
@@ -125,8 +125,7 @@ struct side {
     size_t map_size;
 };
 
-static struct side side_alloc(const strided_copy_plan *p, const int64_t *strides,
-                              enum place place)
+static struct side side_alloc(const strided_copy_plan *p, const int64_t *strides, enum place place)
 {
     int64_t lo = 0, hi = 0;
     struct side b;
@@ -150,8 +149,7 @@ static struct side side_alloc(const strided_copy_plan *p, const int64_t *strides
         const size_t pages = (bytes + page - 1) / page * page;
         unsigned char *m;
         b.map_size = pages + 2 * page;
-        b.map = mmap(NULL, b.map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
+        b.map = mmap(NULL, b.map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         assert_true(b.map != MAP_FAILED);
         m = b.map;
         assert_int_equal(mprotect(m, page, PROT_NONE), 0);
@@ -227,8 +225,8 @@ static void check_run_at(const strided_copy_plan *p, int nthreads, enum place pl
     fill_sentinel(dst.base, dst.size);
     fill_sentinel(want, dst.size);
 
-    strided__copy_host_run(p, (char *)dst.base + dst.origin,
-                           (const char *)src.base + src.origin, nthreads);
+    strided__copy_host_run(p, (char *)dst.base + dst.origin, (const char *)src.base + src.origin,
+                           nthreads);
 
     if (p->volume > 0)
         do {
@@ -245,8 +243,8 @@ static void check_run_at(const strided_copy_plan *p, int nthreads, enum place pl
                 fail_at(file, line,
                         "%s, nthreads %d: byte %lld from element 0 was written "
                         "(0x%02x, expected 0x%02x)\n",
-                        plan_text(p), nthreads, (long long)i - (long long)dst.origin,
-                        dst.base[i], want[i]);
+                        plan_text(p), nthreads, (long long)i - (long long)dst.origin, dst.base[i],
+                        want[i]);
     free(want);
     side_free(&src);
     side_free(&dst);
@@ -258,40 +256,33 @@ static void check_threads_at(const strided_copy_plan *p, const char *file, int l
 {
     static const int threads[] = {1, 2, 3, 4};
     for (int i = 0; i < 4; i++)
-        check_run_at(p, threads[i], i % 2 == 0 ? PLACE_PAGE_END : PLACE_PAGE_START, file,
-                     line);
+        check_run_at(p, threads[i], i % 2 == 0 ? PLACE_PAGE_END : PLACE_PAGE_START, file, line);
 }
 
 /* Whether kernel (with src_unit_axis u for TRANSPOSE) can run strides like
  * these: the conditions of strided/copy.h's kernel kinds. */
-static bool kernel_fits(strided_copy_kernel kernel, int ndim, const int64_t *ds,
-                        const int64_t *ss, int u)
+static bool kernel_fits(strided_copy_kernel kernel, int ndim, const int64_t *ds, const int64_t *ss,
+                        int u)
 {
     int last = ndim - 1;
     switch (kernel) {
-    case STRIDED_COPY_CONTIGUOUS:
-        return ndim == 1 && ds[0] == 1 && ss[0] == 1;
-    case STRIDED_COPY_ROWS:
-        return ndim >= 1 && ds[last] == 1 && ss[last] == 1;
+    case STRIDED_COPY_CONTIGUOUS: return ndim == 1 && ds[0] == 1 && ss[0] == 1;
+    case STRIDED_COPY_ROWS: return ndim >= 1 && ds[last] == 1 && ss[last] == 1;
     case STRIDED_COPY_TRANSPOSE:
         return ndim >= 2 && ds[last] == 1 && u >= 0 && u < last && ss[u] == 1;
-    case STRIDED_COPY_BROADCAST:
-        return ndim >= 1 && ds[last] == 1 && ss[last] == 0;
-    case STRIDED_COPY_GATHER:
-        return true;
-    default:
-        return false;
+    case STRIDED_COPY_BROADCAST: return ndim >= 1 && ds[last] == 1 && ss[last] == 0;
+    case STRIDED_COPY_GATHER: return true;
+    default: return false;
     }
 }
 
 /* Run the layouts with kernel (which must fit them) and with GATHER, on
  * every thread setting. */
-static void check_kernel_at(strided_copy_kernel kernel, int isz, int ndim,
-                            const int64_t *shape, const int64_t *ds, const int64_t *ss, int u,
-                            const char *file, int line)
+static void check_kernel_at(strided_copy_kernel kernel, int isz, int ndim, const int64_t *shape,
+                            const int64_t *ds, const int64_t *ss, int u, const char *file, int line)
 {
     strided_copy_plan p = plan_of(kernel, isz, ndim, shape, ds, ss,
-                                    kernel == STRIDED_COPY_TRANSPOSE ? u : -1);
+                                  kernel == STRIDED_COPY_TRANSPOSE ? u : -1);
     if (!kernel_fits(kernel, ndim, ds, ss, u))
         fail_at(file, line, "test error: %s does not fit its kernel\n", plan_text(&p));
     check_threads_at(&p, file, line);
@@ -301,12 +292,12 @@ static void check_kernel_at(strided_copy_kernel kernel, int isz, int ndim,
         check_threads_at(&p, file, line);
     }
 }
-#define check_kernel(kernel, isz, ndim, shape, ds, ss, u)                      \
+#define check_kernel(kernel, isz, ndim, shape, ds, ss, u) \
     check_kernel_at((kernel), (isz), (ndim), (shape), (ds), (ss), (u), __FILE__, __LINE__)
 
 /* The 2-d shapes around tile edges. */
 static const int64_t shapes2[][2] = {
-    {1, 1},  {1, 7},   {7, 1},   {31, 33}, {33, 31},  {63, 63},  {64, 64},
+    {1, 1},   {1, 7},    {7, 1},    {31, 33},  {33, 31},  {63, 63},  {64, 64},
     {65, 65}, {65, 127}, {127, 65}, {128, 64}, {1000, 3}, {3, 1000},
 };
 #define N_SHAPES2 ((int)(sizeof shapes2 / sizeof shapes2[0]))
@@ -314,12 +305,12 @@ static const int64_t shapes2[][2] = {
 static void test_volume_zero_writes_nothing(void **state)
 {
     (void)state;
-    static const strided_copy_kernel kinds[] = {
-        STRIDED_COPY_NOTHING, STRIDED_COPY_ROWS, STRIDED_COPY_TRANSPOSE,
-        STRIDED_COPY_BROADCAST, STRIDED_COPY_GATHER};
+    static const strided_copy_kernel kinds[] = {STRIDED_COPY_NOTHING, STRIDED_COPY_ROWS,
+                                                STRIDED_COPY_TRANSPOSE, STRIDED_COPY_BROADCAST,
+                                                STRIDED_COPY_GATHER};
     for (int i = 0; i < (int)(sizeof kinds / sizeof kinds[0]); i++) {
         strided_copy_plan p = plan_of(kinds[i], 4, 2, I64(0, 5), I64(5, 1), I64(1, 0),
-                                        kinds[i] == STRIDED_COPY_TRANSPOSE ? 0 : -1);
+                                      kinds[i] == STRIDED_COPY_TRANSPOSE ? 0 : -1);
         check_threads_at(&p, __FILE__, __LINE__);
         p = plan_of(kinds[i], 4, 0, NULL, NULL, NULL, -1);
         p.volume = 0;
@@ -331,8 +322,8 @@ static void test_ndim0_copies_one_element(void **state)
 {
     (void)state;
     for (int i = 0; i < N_ITEMSIZES; i++) {
-        strided_copy_plan p =
-            plan_of(STRIDED_COPY_CONTIGUOUS, itemsizes[i], 0, NULL, NULL, NULL, -1);
+        strided_copy_plan p = plan_of(STRIDED_COPY_CONTIGUOUS, itemsizes[i], 0, NULL, NULL, NULL,
+                                      -1);
         check_threads_at(&p, __FILE__, __LINE__);
         p.kernel = STRIDED_COPY_GATHER;
         check_threads_at(&p, __FILE__, __LINE__);
@@ -347,8 +338,8 @@ static void test_contiguous(void **state)
     static const int64_t volumes[] = {1, 2, 7, 1000, 100003};
     for (int i = 0; i < N_ITEMSIZES; i++)
         for (int v = 0; v < 5; v++)
-            check_kernel(STRIDED_COPY_CONTIGUOUS, itemsizes[i], 1, I64(volumes[v]), I64(1),
-                         I64(1), -1);
+            check_kernel(STRIDED_COPY_CONTIGUOUS, itemsizes[i], 1, I64(volumes[v]), I64(1), I64(1),
+                         -1);
 }
 
 static void test_rows_2d(void **state)
@@ -361,8 +352,7 @@ static void test_rows_2d(void **state)
             /* dense; gapped rows on both sides; the source's rows backwards;
              * one source row repeated */
             check_kernel(STRIDED_COPY_ROWS, isz, 2, shapes2[s], I64(n, 1), I64(n, 1), -1);
-            check_kernel(STRIDED_COPY_ROWS, isz, 2, shapes2[s], I64(n + 3, 1),
-                         I64(n + 5, 1), -1);
+            check_kernel(STRIDED_COPY_ROWS, isz, 2, shapes2[s], I64(n + 3, 1), I64(n + 5, 1), -1);
             check_kernel(STRIDED_COPY_ROWS, isz, 2, shapes2[s], I64(n, 1), I64(-n - 1, 1), -1);
             check_kernel(STRIDED_COPY_ROWS, isz, 2, shapes2[s], I64(n, 1), I64(0, 1), -1);
         }
@@ -385,8 +375,8 @@ static void test_rows_3d(void **state)
     (void)state;
     /* The permutation (1,0,2) of a dense 5x7x9 source, and of 65x3x70. */
     for (int i = 0; i < N_ITEMSIZES; i++) {
-        check_kernel(STRIDED_COPY_ROWS, itemsizes[i], 3, I64(5, 7, 9), I64(63, 9, 1),
-                     I64(9, 45, 1), -1);
+        check_kernel(STRIDED_COPY_ROWS, itemsizes[i], 3, I64(5, 7, 9), I64(63, 9, 1), I64(9, 45, 1),
+                     -1);
         check_kernel(STRIDED_COPY_ROWS, itemsizes[i], 3, I64(65, 3, 70), I64(210, 70, 1),
                      I64(70, -4550, 1), -1);
     }
@@ -402,10 +392,9 @@ static void test_transpose_2d(void **state)
             /* .T of a dense source; gapped on both sides; the source's
              * columns backwards */
             check_kernel(STRIDED_COPY_TRANSPOSE, isz, 2, shapes2[s], I64(n, 1), I64(1, m), 0);
-            check_kernel(STRIDED_COPY_TRANSPOSE, isz, 2, shapes2[s], I64(n + 2, 1),
-                         I64(1, m + 7), 0);
-            check_kernel(STRIDED_COPY_TRANSPOSE, isz, 2, shapes2[s], I64(n, 1), I64(1, -m),
+            check_kernel(STRIDED_COPY_TRANSPOSE, isz, 2, shapes2[s], I64(n + 2, 1), I64(1, m + 7),
                          0);
+            check_kernel(STRIDED_COPY_TRANSPOSE, isz, 2, shapes2[s], I64(n, 1), I64(1, -m), 0);
         }
 }
 
@@ -415,10 +404,8 @@ static void test_transpose_3d(void **state)
     for (int i = 0; i < N_ITEMSIZES; i++) {
         const int isz = itemsizes[i];
         /* (2,1,0) and (0,2,1) of dense sources */
-        check_kernel(STRIDED_COPY_TRANSPOSE, isz, 3, I64(5, 7, 9), I64(63, 9, 1),
-                     I64(1, 5, 35), 0);
-        check_kernel(STRIDED_COPY_TRANSPOSE, isz, 3, I64(5, 7, 9), I64(63, 9, 1),
-                     I64(63, 1, 7), 1);
+        check_kernel(STRIDED_COPY_TRANSPOSE, isz, 3, I64(5, 7, 9), I64(63, 9, 1), I64(1, 5, 35), 0);
+        check_kernel(STRIDED_COPY_TRANSPOSE, isz, 3, I64(5, 7, 9), I64(63, 9, 1), I64(63, 1, 7), 1);
         check_kernel(STRIDED_COPY_TRANSPOSE, isz, 3, I64(70, 3, 65), I64(195, 65, 1),
                      I64(1, 70, 210), 0);
         check_kernel(STRIDED_COPY_TRANSPOSE, isz, 3, I64(3, 70, 65), I64(4550, 65, 1),
@@ -457,8 +444,7 @@ static void test_broadcast(void **state)
             int64_t n = lens[l];
             check_kernel(STRIDED_COPY_BROADCAST, isz, 1, I64(n), I64(1), I64(0), -1);
             check_kernel(STRIDED_COPY_BROADCAST, isz, 2, I64(5, n), I64(n, 1), I64(1, 0), -1);
-            check_kernel(STRIDED_COPY_BROADCAST, isz, 2, I64(5, n), I64(n + 1, 1), I64(-3, 0),
-                         -1);
+            check_kernel(STRIDED_COPY_BROADCAST, isz, 2, I64(5, n), I64(n + 1, 1), I64(-3, 0), -1);
             check_kernel(STRIDED_COPY_BROADCAST, isz, 2, I64(5, n), I64(n, 1), I64(0, 0), -1);
         }
     }
@@ -545,8 +531,7 @@ static void test_ndim64(void **state)
     int64_t shape[64], ds[64], ss[64];
     int order[64], perm[64];
     bool flip[64];
-    SHAPE64(shape, 0, 2, 5, 2, 9, 2, 17, 2, 22, 2, 30, 2, 31, 2, 40, 2, 47, 2, 55, 2, 62, 2,
-            63, 2);
+    SHAPE64(shape, 0, 2, 5, 2, 9, 2, 17, 2, 22, 2, 30, 2, 31, 2, 40, 2, 47, 2, 55, 2, 62, 2, 63, 2);
     for (int k = 0; k < 64; k++) {
         order[k] = k;
         perm[k] = 63 - k;
@@ -568,9 +553,8 @@ static void test_ndim64(void **state)
         check_kernel(STRIDED_COPY_ROWS, itemsizes[i], 64, shape, ds, ss, -1);
 }
 
-static const char *const path_names[] = {"transpose_vector", "reverse_vector",
-                                         "stride2_vector",   "stride3_vector",
-                                         "stride4_vector",   "planes"};
+static const char *const path_names[] = {"transpose_vector", "reverse_vector", "stride2_vector",
+                                         "stride3_vector",   "stride4_vector", "planes"};
 #define N_PATHS ((int)(sizeof path_names / sizeof path_names[0]))
 
 /* Whether the space-separated list names path. */
@@ -592,8 +576,7 @@ static void check_paths_at(const strided_copy_plan *p, const char *expected, con
 {
     static const int threads[] = {2, 3, 4, 7};
     for (int i = 0; i < 4; i++)
-        check_run_at(p, threads[i], i % 2 == 0 ? PLACE_PAGE_START : PLACE_PAGE_END, file,
-                     line);
+        check_run_at(p, threads[i], i % 2 == 0 ? PLACE_PAGE_START : PLACE_PAGE_END, file, line);
     strided__copy_cpu_path_reset();
     check_run_at(p, 1, PLACE_PAGE_END, file, line);
     for (int i = 0; i < N_PATHS; i++) {
@@ -603,8 +586,8 @@ static void check_paths_at(const strided_copy_plan *p, const char *expected, con
         if (runs < 0)
             fail_at(file, line, "test error: the executor has no path %s\n", path);
         if ((runs > 0) != want)
-            fail_at(file, line, "%s: path %s ran %lld times, expected %s\n", plan_text(p),
-                    path, (long long)runs, want ? "at least once" : "never");
+            fail_at(file, line, "%s: path %s ran %lld times, expected %s\n", plan_text(p), path,
+                    (long long)runs, want ? "at least once" : "never");
     }
     if (strided__copy_cpu_path_runs("no such path") != -1)
         fail_at(file, line, "an unknown path name has a count\n");
@@ -648,8 +631,7 @@ static void test_transpose_blocks_2d(void **state)
                 check_paths(&p, transpose_2d_path(isz, m, n));
             }
         /* gapped on both sides, the source's columns backwards */
-        strided_copy_plan p =
-            PLAN(STRIDED_COPY_TRANSPOSE, isz, (67, 45), (48, 1), (1, -72), 0);
+        strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (67, 45), (48, 1), (1, -72), 0);
         check_paths(&p, "transpose_vector");
         /* large enough for 7 threads to split tile rows and tile groups */
         p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (300, 1001), (1001, 1), (1, 300), 0);
@@ -670,16 +652,15 @@ static void test_transpose_blocks_3d(void **state)
         /* (0,2,1) of a dense 3x67x45 source: with tile edges of 64 (32 for
          * 8-byte elements) and 45 < 64, a 67x45 plane is one tile, or
          * three tile rows of 32 */
-        strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (3, 67, 45),
-                                   (3015, 45, 1), (3015, 1, 67), 1);
+        strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (3, 67, 45), (3015, 45, 1),
+                                   (3015, 1, 67), 1);
         check_paths(&p, isz == 8 ? "transpose_vector" : "planes transpose_vector");
         /* (2,1,0): 45x3 planes, one tile each; blocks only for 8-byte
          * elements (3 rows hold a block of 2) */
         p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (45, 67, 3), (201, 3, 1), (1, 45, 3015), 0);
         check_paths(&p, isz == 8 ? "planes transpose_vector" : "planes");
         /* 200x300 planes of several tiles */
-        p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (2, 200, 300), (60000, 300, 1),
-                 (60000, 1, 200), 1);
+        p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (2, 200, 300), (60000, 300, 1), (60000, 1, 200), 1);
         check_paths(&p, "transpose_vector");
     }
 }
@@ -700,20 +681,19 @@ static void test_planes(void **state)
                 const int isz = sizes[i];
                 const int64_t lanes = 16 / isz, n = batches[b];
                 const int64_t P = pq[k][0], Q = pq[k][1];
-                strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (n, P, Q),
-                                           (P * Q, Q, 1), (P * Q, 1, P), 1);
+                strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, isz, (n, P, Q), (P * Q, Q, 1),
+                                           (P * Q, 1, P), 1);
                 char expected[64];
                 bool vectors = isz == 1 || isz == 2 || isz == 4 || isz == 8;
                 snprintf(expected, sizeof expected, "%s %s %s", n > 1 ? "planes" : "",
                          vectors && P >= lanes && Q >= lanes ? "transpose_vector" : "",
-                         vectors && isz >= 4 && P == 3 && P < lanes && Q > lanes
-                             ? "stride3_vector"
-                             : "");
+                         vectors && isz >= 4 && P == 3 && P < lanes && Q > lanes ? "stride3_vector"
+                                                                                 : "");
                 check_paths(&p, expected);
             }
     /* a plane of two tile rows is not one unit */
-    strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, 4, (5, 65, 65), (4225, 65, 1),
-                               (4225, 1, 65), 1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, 4, (5, 65, 65), (4225, 65, 1), (4225, 1, 65),
+                               1);
     check_paths(&p, "transpose_vector");
     /* outer axes backwards and repeated, planes of 3x5 and 8x8 */
     p = PLAN(STRIDED_COPY_TRANSPOSE, 4, (4, 9, 3, 5), (135, 15, 5, 1), (-15, 60, 1, 3), 2);
@@ -732,17 +712,24 @@ static void test_transpose_thin_vectors(void **state)
         int isz, k;
         const char *paths;
     } cases[] = {
-        {1, 2, "stride2_vector"},   {1, 3, ""}, {1, 4, ""},
-        {2, 2, "stride2_vector"},   {2, 3, ""}, {2, 4, ""},
-        {4, 2, "stride2_vector"},   {4, 3, "stride3_vector"},
-        {4, 4, "transpose_vector"}, {8, 2, "transpose_vector"},
-        {8, 3, "transpose_vector"}, {8, 4, "transpose_vector"},
+        {1, 2, "stride2_vector"},
+        {1, 3, ""},
+        {1, 4, ""},
+        {2, 2, "stride2_vector"},
+        {2, 3, ""},
+        {2, 4, ""},
+        {4, 2, "stride2_vector"},
+        {4, 3, "stride3_vector"},
+        {4, 4, "transpose_vector"},
+        {8, 2, "transpose_vector"},
+        {8, 3, "transpose_vector"},
+        {8, 4, "transpose_vector"},
     };
     for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         const int64_t k = cases[i].k;
         for (int64_t n = 5000; n <= 5003; n++) {
-            strided_copy_plan p =
-                PLAN(STRIDED_COPY_TRANSPOSE, cases[i].isz, (k, n), (n, 1), (1, k), 0);
+            strided_copy_plan p = PLAN(STRIDED_COPY_TRANSPOSE, cases[i].isz, (k, n), (n, 1), (1, k),
+                                       0);
             check_paths(&p, cases[i].paths);
         }
     }
@@ -762,13 +749,12 @@ static void test_gather_small_strides(void **state)
              * S * lanes elements, and never past the row's last). */
             const bool fits = S == 2 || isz >= 4;
             for (int64_t len = 1; len <= 3 * lanes + 2; len++) {
-                strided_copy_plan p =
-                    PLAN(STRIDED_COPY_GATHER, isz, (len), (1), (S), -1);
+                strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, isz, (len), (1), (S), -1);
                 check_paths(&p, fits && len > lanes ? names[S] : "");
             }
             int64_t n = 2 * lanes + 1;
-            strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, isz, (5, n), (n, 1),
-                                       (-(S * n + 1), S), -1);
+            strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, isz, (5, n), (n, 1), (-(S * n + 1), S),
+                                       -1);
             check_paths(&p, fits ? names[S] : "");
             p = PLAN(STRIDED_COPY_GATHER, isz, (3, 70001), (70001, 1), (70001 * S, S), -1);
             check_paths(&p, fits ? names[S] : "");
@@ -875,12 +861,11 @@ static void test_random_plans(void **state)
         for (int kind = STRIDED_COPY_CONTIGUOUS; kind <= STRIDED_COPY_GATHER; kind++) {
             if (!kernel_fits((strided_copy_kernel)kind, ndim, ds, ss, u))
                 continue;
-            strided_copy_plan p = plan_of((strided_copy_kernel)kind, isz, ndim, shape, ds,
-                                            ss, kind == STRIDED_COPY_TRANSPOSE ? u : -1);
+            strided_copy_plan p = plan_of((strided_copy_kernel)kind, isz, ndim, shape, ds, ss,
+                                          kind == STRIDED_COPY_TRANSPOSE ? u : -1);
             if (p.volume == 0)
                 p.kernel = STRIDED_COPY_NOTHING;
-            check_run_at(&p, (int)rint_in(0, 7), (enum place)rint_in(0, 2), __FILE__,
-                         __LINE__);
+            check_run_at(&p, (int)rint_in(0, 7), (enum place)rint_in(0, 2), __FILE__, __LINE__);
             counts[p.kernel]++;
         }
     }

@@ -40,11 +40,10 @@ static void test_device_copies_need_a_driver(void **state)
     (void)state;
     strided_copy_plan p = contiguous_plan();
 #if defined(STRIDED_HAVE_KERNELS)
-    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
-                 STRIDED_ERR_NO_CUDA_DRIVER, "copy", "no CUDA driver");
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0), STRIDED_ERR_NO_CUDA_DRIVER,
+                 "copy", "no CUDA driver");
 #else
-    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
-                 STRIDED_ERR_UNSUPPORTED, "copy",
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0), STRIDED_ERR_UNSUPPORTED, "copy",
                  "this libstrided was built without its CUDA kernels (no nvcc)");
 #endif
 }
@@ -52,8 +51,7 @@ static void test_device_copies_need_a_driver(void **state)
 static void test_nothing_to_copy_needs_nothing(void **state)
 {
     (void)state;
-    strided_copy_plan p = PLAN(STRIDED_COPY_NOTHING, 4, (0, 5), (5, 1),
-                               (5, 1), -1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_NOTHING, 4, (0, 5), (5, 1), (5, 1), -1);
     assert_ok(strided__copy_device_run(&p, DST, SRC, NULL, 0));
 }
 
@@ -64,8 +62,7 @@ static void test_without_kernels_nothing_is_loaded(void **state)
     (void)state;
     fake.reset(2, 0, 1);
     strided_copy_plan p = contiguous_plan();
-    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
-                 STRIDED_ERR_UNSUPPORTED, "copy",
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0), STRIDED_ERR_UNSUPPORTED, "copy",
                  "this libstrided was built without its CUDA kernels (no nvcc)");
     assert_int_equal(fake.calls("cuModuleLoadData"), 0);
     assert_int_equal(fake.calls("cuCtxGetCurrent"), 0);
@@ -91,14 +88,13 @@ static void find_launch_controls(void)
 /* Run p on device 0 and return what was launched. */
 #define launched(p, dst, src) launched_at((p), (dst), (src), __FILE__, __LINE__)
 
-static fake_cuda_launch launched_at(const strided_copy_plan *p, uintptr_t dst,
-                                    uintptr_t src, const char *file, int line)
+static fake_cuda_launch launched_at(const strided_copy_plan *p, uintptr_t dst, uintptr_t src,
+                                    const char *file, int line)
 {
     fake_cuda_launch l;
 
     fake.reset(4, 0, 1);
-    check_status_(strided__copy_device_run(p, dst, src, STREAM_A, 0),
-                  STRIDED_OK, file, line);
+    check_status_(strided__copy_device_run(p, dst, src, STREAM_A, 0), STRIDED_OK, file, line);
     if (!last_launch(&l))
         fail_at(file, line, "no kernel was launched\n");
     return l;
@@ -107,32 +103,29 @@ static fake_cuda_launch launched_at(const strided_copy_plan *p, uintptr_t dst,
 /* Assert which kernel ran p, with how many blocks of which shape;
  * variadic, so that ROW and TILE may stand for the block's shape. */
 #define assert_kernel(...) ASSERT_KERNEL_(__VA_ARGS__)
-#define ASSERT_KERNEL_(p, dst, src, name, blocks, bx, by)                      \
-    check_kernel_((p), (dst), (src), (name), (blocks), (bx), (by), __FILE__,  \
-                  __LINE__)
+#define ASSERT_KERNEL_(p, dst, src, name, blocks, bx, by) \
+    check_kernel_((p), (dst), (src), (name), (blocks), (bx), (by), __FILE__, __LINE__)
 
-static void check_kernel_(strided_copy_plan p, uintptr_t dst, uintptr_t src,
-                          const char *name, unsigned int blocks,
-                          unsigned int bx, unsigned int by, const char *file,
+static void check_kernel_(strided_copy_plan p, uintptr_t dst, uintptr_t src, const char *name,
+                          unsigned int blocks, unsigned int bx, unsigned int by, const char *file,
                           int line)
 {
     fake_cuda_launch l = launched_at(&p, dst, src, file, line);
 
     _assert_string_equal(l.function, name, file, line);
-    if (l.grid[0] != blocks || l.grid[1] != 1 || l.grid[2] != 1 ||
-        l.block[0] != bx || l.block[1] != by || l.block[2] != 1)
+    if (l.grid[0] != blocks || l.grid[1] != 1 || l.grid[2] != 1 || l.block[0] != bx ||
+        l.block[1] != by || l.block[2] != 1)
         fail_at(file, line,
                 "%s: grid (%u,%u,%u) block (%u,%u,%u), expected grid "
                 "(%u,1,1) block (%u,%u,1)\n",
-                l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0],
-                l.block[1], l.block[2], blocks, bx, by);
+                l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                blocks, bx, by);
     if (l.shared_bytes != 0 || l.stream != STREAM_A || l.device != 0)
-        fail_at(file, line, "%s: shared %u, stream %p, device %d\n",
-                l.function, l.shared_bytes, l.stream, l.device);
+        fail_at(file, line, "%s: shared %u, stream %p, device %d\n", l.function, l.shared_bytes,
+                l.stream, l.device);
     if (l.args[0] != dst || l.args[1] != src)
-        fail_at(file, line, "%s: arguments dst 0x%llx src 0x%llx\n",
-                l.function, (unsigned long long)l.args[0],
-                (unsigned long long)l.args[1]);
+        fail_at(file, line, "%s: arguments dst 0x%llx src 0x%llx\n", l.function,
+                (unsigned long long)l.args[0], (unsigned long long)l.args[1]);
 }
 
 /* Blocks of 256 threads (elementwise), of 32 x 8 (tiles). */
@@ -147,8 +140,7 @@ static void test_failing_module_load_is_reported_and_retried(void **state)
     fake.reset(4, 0, 1);
     strided_copy_plan p = contiguous_plan();
     fake.fail_next("cuModuleLoadData", CUDA_ERROR_NO_BINARY_FOR_GPU);
-    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
-                 STRIDED_ERR_CUDA, "copy",
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0), STRIDED_ERR_CUDA, "copy",
                  "cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU");
     assert_int_equal(strided_last_cuda_error(), CUDA_ERROR_NO_BINARY_FOR_GPU);
     assert_int_equal(live_modules(), 0);
@@ -168,8 +160,7 @@ static void test_failing_lookup_unloads_the_module(void **state)
     fake.reset(4, 0, 1);
     strided_copy_plan p = contiguous_plan();
     fake.fail_next("cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
-    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 1),
-                 STRIDED_ERR_CUDA, "copy",
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 1), STRIDED_ERR_CUDA, "copy",
                  "cuModuleGetFunction failed: CUDA_ERROR_NOT_FOUND");
     assert_int_equal(fake.calls("cuModuleLoadData"), 1);
     assert_int_equal(fake.calls("cuModuleUnload"), 1);
@@ -213,8 +204,7 @@ static void test_concurrent_first_copies_load_once(void **state)
 
     fake.reset(4, 0, 1);
     for (int i = 0; i < N; i++)
-        assert_int_equal(
-            pthread_create(&threads[i], NULL, copy_on_device_3, &status[i]), 0);
+        assert_int_equal(pthread_create(&threads[i], NULL, copy_on_device_3, &status[i]), 0);
     for (int i = 0; i < N; i++) {
         pthread_join(threads[i], NULL);
         assert_ok(status[i]);
@@ -226,17 +216,22 @@ static void test_concurrent_first_copies_load_once(void **state)
 
 /* The entry points of the driver table (cuda/driver.h) a copy might call. */
 static const char *const driver_calls[] = {
-    "cuGetErrorName",        "cuGetErrorString",        "cuDeviceGetCount",
-    "cuDeviceGet",           "cuDeviceGetAttribute",    "cuDevicePrimaryCtxRetain",
-    "cuCtxGetCurrent",       "cuCtxSetCurrent",         "cuCtxGetDevice",
-    "cuPointerGetAttributes", "cuStreamSynchronize",    "cuEventCreate",
-    "cuEventRecord",         "cuStreamWaitEvent",       "cuEventDestroy",
-    "cuEventSynchronize",    "cuDeviceCanAccessPeer",   "cuCtxEnablePeerAccess",
-    "cuMemHostAlloc",        "cuMemFreeHost",           "cuMemAllocManaged",
-    "cuMemFree",             "cuDeviceGetMemPool",      "cuMemPoolSetAttribute",
-    "cuMemAllocFromPoolAsync", "cuMemFreeAsync",        "cuMemcpyAsync",
-    "cuMemcpy2DAsync",       "cuModuleLoadData",        "cuModuleGetFunction",
-    "cuModuleUnload",        "cuLaunchKernel",
+    "cuGetErrorName",          "cuGetErrorString",
+    "cuDeviceGetCount",        "cuDeviceGet",
+    "cuDeviceGetAttribute",    "cuDevicePrimaryCtxRetain",
+    "cuCtxGetCurrent",         "cuCtxSetCurrent",
+    "cuCtxGetDevice",          "cuPointerGetAttributes",
+    "cuStreamSynchronize",     "cuEventCreate",
+    "cuEventRecord",           "cuStreamWaitEvent",
+    "cuEventDestroy",          "cuEventSynchronize",
+    "cuDeviceCanAccessPeer",   "cuCtxEnablePeerAccess",
+    "cuMemHostAlloc",          "cuMemFreeHost",
+    "cuMemAllocManaged",       "cuMemFree",
+    "cuDeviceGetMemPool",      "cuMemPoolSetAttribute",
+    "cuMemAllocFromPoolAsync", "cuMemFreeAsync",
+    "cuMemcpyAsync",           "cuMemcpy2DAsync",
+    "cuModuleLoadData",        "cuModuleGetFunction",
+    "cuModuleUnload",          "cuLaunchKernel",
 };
 
 /* Once a device's kernels are loaded, a copy asks the driver for nothing
@@ -291,14 +286,12 @@ static void test_contiguous(void **state)
     assert_kernel(p, DST + 1, SRC, "strided_copy_contiguous_1", 1, ROW);
     assert_kernel(p, DST + 3, SRC + 3, "strided_copy_contiguous_16", 1, ROW);
     /* One element (ndim 0). */
-    strided_copy_plan one = PLAN(STRIDED_COPY_CONTIGUOUS, 8, (1, 1), (1, 1),
-                                 (1, 1), -1);
+    strided_copy_plan one = PLAN(STRIDED_COPY_CONTIGUOUS, 8, (1, 1), (1, 1), (1, 1), -1);
     one.ndim = 0;
     assert_kernel(one, DST, SRC, "strided_copy_contiguous_16", 1, ROW);
     /* Large (under 8 MiB): a block per 4096 16-byte vectors, 512. From
      * 8 MiB on: cuMemcpyAsync. */
-    strided_copy_plan big = PLAN(STRIDED_COPY_CONTIGUOUS, 4, ((1 << 21) - 1), (1),
-                                 (1), -1);
+    strided_copy_plan big = PLAN(STRIDED_COPY_CONTIGUOUS, 4, ((1 << 21) - 1), (1), (1), -1);
     assert_kernel(big, DST, SRC, "strided_copy_contiguous_16", 512, ROW);
     strided_copy_plan huge = PLAN(STRIDED_COPY_CONTIGUOUS, 4, (1 << 21), (1), (1), -1);
     long memcpys = fake.calls("cuMemcpyAsync");
@@ -310,8 +303,7 @@ static void test_large_misaligned_contiguous_copies_use_memcpy(void **state)
 {
     (void)state;
     fake.reset(4, 0, 1);
-    strided_copy_plan p = PLAN(STRIDED_COPY_CONTIGUOUS, 1, (1 << 21), (1),
-                               (1), -1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_CONTIGUOUS, 1, (1 << 21), (1), (1), -1);
     assert_ok(strided__copy_device_run(&p, DST + 1, SRC, STREAM_A, 0));
     assert_int_equal(fake.calls("cuMemcpyAsync"), 1);
     assert_int_equal(fake.calls("cuLaunchKernel"), 0);
@@ -325,80 +317,63 @@ static void test_rows(void **state)
     (void)state;
     /* 100 rows of 1024 floats; the source rows 2048 apart: 16-byte units,
      * one chunk of 1024 units a row. */
-    strided_copy_plan p = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024), (1024, 1),
-                               (2048, 1), 1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024), (1024, 1), (2048, 1), 1);
     assert_kernel(p, DST, SRC, "strided_copy_rows_16", 100, ROW);
     /* An odd row pitch on one side: 4-byte units. */
-    strided_copy_plan odd = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024),
-                                 (1024, 1), (1025, 1), 1);
+    strided_copy_plan odd = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024), (1024, 1), (1025, 1), 1);
     assert_kernel(odd, DST, SRC, "strided_copy_rows_4", 100, ROW);
     /* Misaligned rows of bytes. */
-    strided_copy_plan bytes = PLAN(STRIDED_COPY_ROWS, 1, (3, 5000),
-                                   (5000, 1), (6000, 1), 1);
+    strided_copy_plan bytes = PLAN(STRIDED_COPY_ROWS, 1, (3, 5000), (5000, 1), (6000, 1), 1);
     assert_kernel(bytes, DST, SRC + 1, "strided_copy_rows_1", 3 * 2, ROW);
     /* Rows shorter than a block are gathered: 3 floats, a 12-byte unit
      * split into 4-byte words. */
-    strided_copy_plan short_rows = PLAN(STRIDED_COPY_ROWS, 4, (1000, 3),
-                                        (3, 1), (4, 1), 1);
-    assert_kernel(short_rows, DST, SRC, "strided_copy_gather_4_i32_d8", 1,
-                  ROW);
+    strided_copy_plan short_rows = PLAN(STRIDED_COPY_ROWS, 4, (1000, 3), (3, 1), (4, 1), 1);
+    assert_kernel(short_rows, DST, SRC, "strided_copy_gather_4_i32_d8", 1, ROW);
 }
 
 static void test_transposes(void **state)
 {
     (void)state;
     /* One 64 x 64 tile of floats. */
-    strided_copy_plan f = PLAN(STRIDED_COPY_TRANSPOSE, 4, (64, 64), (64, 1),
-                               (1, 64), 0);
+    strided_copy_plan f = PLAN(STRIDED_COPY_TRANSPOSE, 4, (64, 64), (64, 1), (1, 64), 0);
     assert_kernel(f, DST, SRC, "strided_copy_transpose_4_i32", 1, TILE);
     /* Edge tiles count: 65 x 127 floats are 2 x 2 tiles. */
-    strided_copy_plan edges = PLAN(STRIDED_COPY_TRANSPOSE, 4, (65, 127),
-                                   (127, 1), (1, 65), 0);
+    strided_copy_plan edges = PLAN(STRIDED_COPY_TRANSPOSE, 4, (65, 127), (127, 1), (1, 65), 0);
     assert_kernel(edges, DST, SRC, "strided_copy_transpose_4_i32", 4, TILE);
     /* 8 and 16 bytes: 32 x 32 tiles. */
-    strided_copy_plan d = PLAN(STRIDED_COPY_TRANSPOSE, 8, (64, 64), (64, 1),
-                               (1, 64), 0);
+    strided_copy_plan d = PLAN(STRIDED_COPY_TRANSPOSE, 8, (64, 64), (64, 1), (1, 64), 0);
     assert_kernel(d, DST, SRC, "strided_copy_transpose_8_i32", 4, TILE);
-    strided_copy_plan z = PLAN(STRIDED_COPY_TRANSPOSE, 16, (64, 64), (64, 1),
-                               (1, 64), 0);
+    strided_copy_plan z = PLAN(STRIDED_COPY_TRANSPOSE, 16, (64, 64), (64, 1), (1, 64), 0);
     assert_kernel(z, DST, SRC, "strided_copy_transpose_16_i32", 4, TILE);
     /* Halves and bytes as packed words, 16 x 16 and 8 x 8 tiles. */
-    strided_copy_plan h = PLAN(STRIDED_COPY_TRANSPOSE, 2, (1024, 1024),
-                               (1024, 1), (1, 1024), 0);
+    strided_copy_plan h = PLAN(STRIDED_COPY_TRANSPOSE, 2, (1024, 1024), (1024, 1), (1, 1024), 0);
     assert_kernel(h, DST, SRC, "strided_copy_transpose_2p_i32", 256, TILE);
-    strided_copy_plan b = PLAN(STRIDED_COPY_TRANSPOSE, 1, (1024, 1024),
-                               (1024, 1), (1, 1024), 0);
+    strided_copy_plan b = PLAN(STRIDED_COPY_TRANSPOSE, 1, (1024, 1024), (1024, 1), (1, 1024), 0);
     assert_kernel(b, DST, SRC, "strided_copy_transpose_1p_i32", 64, TILE);
     /* An odd source stride breaks the words: element tiles. */
-    strided_copy_plan odd = PLAN(STRIDED_COPY_TRANSPOSE, 2, (64, 64),
-                                 (64, 1), (1, 65), 0);
+    strided_copy_plan odd = PLAN(STRIDED_COPY_TRANSPOSE, 2, (64, 64), (64, 1), (1, 65), 0);
     assert_kernel(odd, DST, SRC, "strided_copy_transpose_2_i32", 1, TILE);
     /* So does a misaligned base. */
     assert_kernel(h, DST + 2, SRC, "strided_copy_transpose_2_i32", 256, TILE);
     /* Batched over an outer axis: 8 x 2 x 2 tiles. */
-    strided_copy_plan batched = PLAN(STRIDED_COPY_TRANSPOSE, 4, (8, 100, 100),
-                                     (10000, 100, 1), (10000, 1, 100), 1);
-    assert_kernel(batched, DST, SRC, "strided_copy_transpose_4_i32", 32,
-                  TILE);
+    strided_copy_plan batched = PLAN(STRIDED_COPY_TRANSPOSE, 4, (8, 100, 100), (10000, 100, 1),
+                                     (10000, 1, 100), 1);
+    assert_kernel(batched, DST, SRC, "strided_copy_transpose_4_i32", 32, TILE);
     /* Offsets beyond int32: 64-bit indices. */
-    strided_copy_plan far = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 64, 64),
-                                 (4096, 64, 1), ((int64_t)1 << 31, 1, 64), 1);
+    strided_copy_plan far = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 64, 64), (4096, 64, 1),
+                                 ((int64_t)1 << 31, 1, 64), 1);
     assert_kernel(far, DST, SRC, "strided_copy_transpose_4_i64", 2, TILE);
     /* A short axis against a long one: rectangular tiles spanning the short
      * one (3 x 1344 floats: 100000 / 1344 -> 75 tiles), both ways round. */
-    strided_copy_plan thin = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100000),
-                                  (100000, 1), (1, 3), 0);
+    strided_copy_plan thin = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100000), (100000, 1), (1, 3), 0);
     assert_kernel(thin, DST, SRC, "strided_copy_transpose_thin_4_i32", 75, TILE);
-    strided_copy_plan thin_b = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3),
-                                    (3, 1), (1, 100000), 0);
+    strided_copy_plan thin_b = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1), (1, 100000), 0);
     assert_kernel(thin_b, DST, SRC, "strided_copy_transpose_thin_4_i32", 75, TILE);
     /* Both short (tiles less than 1/16 full): gathered. */
-    strided_copy_plan small = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100),
-                                   (100, 1), (1, 3), 0);
+    strided_copy_plan small = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100), (100, 1), (1, 3), 0);
     assert_kernel(small, DST, SRC, "strided_copy_gather_4_i32_d8", 1, ROW);
     /* 12-byte elements have no tile kernel: gathered as 4-byte words. */
-    strided_copy_plan odd_size = PLAN(STRIDED_COPY_TRANSPOSE, 12, (64, 64),
-                                      (64, 1), (1, 64), 0);
+    strided_copy_plan odd_size = PLAN(STRIDED_COPY_TRANSPOSE, 12, (64, 64), (64, 1), (1, 64), 0);
     assert_kernel(odd_size, DST, SRC, "strided_copy_gather_4_i32_d8", 3, ROW);
 }
 
@@ -406,45 +381,36 @@ static void test_broadcasts(void **state)
 {
     (void)state;
     /* Rows of 4096 floats from one float each: 16-byte words of 4 copies. */
-    strided_copy_plan words = PLAN(STRIDED_COPY_BROADCAST, 4, (100, 4096),
-                                   (4096, 1), (1, 0), -1);
+    strided_copy_plan words = PLAN(STRIDED_COPY_BROADCAST, 4, (100, 4096), (4096, 1), (1, 0), -1);
     assert_kernel(words, DST, SRC, "strided_copy_broadcast_4x16", 100, ROW);
     /* 300 floats a row are not whole words: elements. */
-    strided_copy_plan elements = PLAN(STRIDED_COPY_BROADCAST, 4, (100, 300),
-                                      (300, 1), (1, 0), -1);
+    strided_copy_plan elements = PLAN(STRIDED_COPY_BROADCAST, 4, (100, 300), (300, 1), (1, 0), -1);
     assert_kernel(elements, DST, SRC, "strided_copy_broadcast_4", 100, ROW);
     /* Nor are 16-byte elements. */
-    strided_copy_plan wide = PLAN(STRIDED_COPY_BROADCAST, 16, (10, 1000),
-                                  (1000, 1), (1, 0), -1);
+    strided_copy_plan wide = PLAN(STRIDED_COPY_BROADCAST, 16, (10, 1000), (1000, 1), (1, 0), -1);
     assert_kernel(wide, DST, SRC, "strided_copy_broadcast_16", 10, ROW);
     /* Short runs are gathered. */
-    strided_copy_plan short_runs = PLAN(STRIDED_COPY_BROADCAST, 4, (1000, 3),
-                                        (3, 1), (1, 0), -1);
-    assert_kernel(short_runs, DST, SRC, "strided_copy_gather_4_i32_d8", 1,
-                  ROW);
+    strided_copy_plan short_runs = PLAN(STRIDED_COPY_BROADCAST, 4, (1000, 3), (3, 1), (1, 0), -1);
+    assert_kernel(short_runs, DST, SRC, "strided_copy_gather_4_i32_d8", 1, ROW);
 }
 
 static void test_gathers(void **state)
 {
     (void)state;
-    strided_copy_plan g = PLAN(STRIDED_COPY_GATHER, 4, (100, 100),
-                               (100, 1), (7, 700), -1);
+    strided_copy_plan g = PLAN(STRIDED_COPY_GATHER, 4, (100, 100), (100, 1), (7, 700), -1);
     assert_kernel(g, DST, SRC, "strided_copy_gather_4_i32_d8", 3, ROW);
     fake_cuda_launch l = launched(&g, DST, SRC);
     assert_int_equal(l.args[2] & 0xffffffff, 10000); /* units */
     /* Negative and zero source strides. */
-    strided_copy_plan n = PLAN(STRIDED_COPY_GATHER, 8, (10, 7, 5),
-                               (35, 5, 1), (0, -3, -100), -1);
+    strided_copy_plan n = PLAN(STRIDED_COPY_GATHER, 8, (10, 7, 5), (35, 5, 1), (0, -3, -100), -1);
     assert_kernel(n, DST, SRC, "strided_copy_gather_8_i32_d8", 1, ROW);
     /* More than 8 axes. */
-    strided_copy_plan many = PLAN(
-        STRIDED_COPY_GATHER, 4, (2, 2, 2, 2, 2, 2, 2, 2, 2, 2),
-        (512, 256, 128, 64, 32, 16, 8, 4, 2, 1),
-        (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), -1);
+    strided_copy_plan many = PLAN(STRIDED_COPY_GATHER, 4, (2, 2, 2, 2, 2, 2, 2, 2, 2, 2),
+                                  (512, 256, 128, 64, 32, 16, 8, 4, 2, 1),
+                                  (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), -1);
     assert_kernel(many, DST, SRC, "strided_copy_gather_4_i32_d64", 1, ROW);
     /* Offsets beyond int32. */
-    strided_copy_plan far = PLAN(STRIDED_COPY_GATHER, 4, (2, 3),
-                                 (3, 1), ((int64_t)1 << 40, 5), -1);
+    strided_copy_plan far = PLAN(STRIDED_COPY_GATHER, 4, (2, 3), (3, 1), ((int64_t)1 << 40, 5), -1);
     assert_kernel(far, DST, SRC, "strided_copy_gather_4_i64_d8", 1, ROW);
     /* Elements less aligned than their size move as smaller words. */
     assert_kernel(g, DST + 2, SRC, "strided_copy_gather_2_i32_d8", 5, ROW);
@@ -459,17 +425,14 @@ static void test_plans_whose_kind_does_not_hold_are_gathered(void **state)
     (void)state;
     /* "Rows" whose source is not contiguous along the row (nor close to it
      * on any axis). */
-    strided_copy_plan rows = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024),
-                                  (1024, 1), (7, 700), -1);
+    strided_copy_plan rows = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024), (1024, 1), (7, 700), -1);
     assert_kernel(rows, DST, SRC, "strided_copy_gather_4_i32_d8", 25, ROW);
     /* A "transpose" whose source unit axis is the innermost: rows of
      * elements. */
-    strided_copy_plan t = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100, 1024),
-                               (1024, 1), (1024, 1), 1);
+    strided_copy_plan t = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100, 1024), (1024, 1), (1024, 1), 1);
     assert_kernel(t, DST, SRC, "strided_copy_rows_4", 100, ROW);
     /* A "contiguous" copy of two axes. */
-    strided_copy_plan c = PLAN(STRIDED_COPY_CONTIGUOUS, 4, (10, 10), (10, 1),
-                               (10, 1), -1);
+    strided_copy_plan c = PLAN(STRIDED_COPY_CONTIGUOUS, 4, (10, 10), (10, 1), (10, 1), -1);
     assert_kernel(c, DST, SRC, "strided_copy_gather_4_i32_d8", 1, ROW);
 }
 
@@ -480,22 +443,21 @@ static void test_near_unit_gathers(void **state)
 {
     (void)state;
     /* [:, ::-1]: reversed rows; [:, ::2]: every other element. */
-    strided_copy_plan reversed = PLAN(STRIDED_COPY_GATHER, 4, (100, 1024), (1024, 1),
-                                      (1024, -1), -1);
+    strided_copy_plan reversed = PLAN(STRIDED_COPY_GATHER, 4, (100, 1024), (1024, 1), (1024, -1),
+                                      -1);
     assert_kernel(reversed, DST, SRC, "strided_copy_rows_4", 100, ROW);
-    strided_copy_plan halves = PLAN(STRIDED_COPY_GATHER, 2, (100, 1024), (1024, 1),
-                                    (4096, 2), -1);
+    strided_copy_plan halves = PLAN(STRIDED_COPY_GATHER, 2, (100, 1024), (1024, 1), (4096, 2), -1);
     assert_kernel(halves, DST, SRC, "strided_copy_rows_2", 100, ROW);
     /* Rows shorter than a block stay gathered. */
-    strided_copy_plan short_rows = PLAN(STRIDED_COPY_GATHER, 4, (100, 100), (100, 1),
-                                        (100, -1), -1);
+    strided_copy_plan short_rows = PLAN(STRIDED_COPY_GATHER, 4, (100, 100), (100, 1), (100, -1),
+                                        -1);
     assert_kernel(short_rows, DST, SRC, "strided_copy_gather_4_i32_d8", 3, ROW);
     /* [::-1, ::-1].T and [::2, ::2].T: tiles (16 x 16 of 64 x 64). */
-    strided_copy_plan flipped = PLAN(STRIDED_COPY_GATHER, 4, (1024, 1024), (1024, 1),
-                                     (-1, -1024), -1);
+    strided_copy_plan flipped = PLAN(STRIDED_COPY_GATHER, 4, (1024, 1024), (1024, 1), (-1, -1024),
+                                     -1);
     assert_kernel(flipped, DST, SRC, "strided_copy_transpose_4_i32", 256, TILE);
-    strided_copy_plan every_other = PLAN(STRIDED_COPY_GATHER, 4, (1024, 1024), (1024, 1),
-                                         (2, 4096), -1);
+    strided_copy_plan every_other = PLAN(STRIDED_COPY_GATHER, 4, (1024, 1024), (1024, 1), (2, 4096),
+                                         -1);
     assert_kernel(every_other, DST, SRC, "strided_copy_transpose_4_i32", 256, TILE);
 }
 
@@ -505,11 +467,9 @@ static void test_failing_launch_is_reported(void **state)
     fake.reset(4, 0, 1);
     strided_copy_plan p = contiguous_plan();
     fake.fail_next("cuLaunchKernel", CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
-    assert_error(strided__copy_device_run(&p, DST, SRC, STREAM_A, 0),
-                 STRIDED_ERR_CUDA, "copy",
+    assert_error(strided__copy_device_run(&p, DST, SRC, STREAM_A, 0), STRIDED_ERR_CUDA, "copy",
                  "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
-    assert_int_equal(strided_last_cuda_error(),
-                     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    assert_int_equal(strided_last_cuda_error(), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
     assert_null(fake.current_context());
     /* The kernels stay loaded. */
     assert_ok(strided__copy_device_run(&p, DST, SRC, STREAM_A, 0));
@@ -520,11 +480,9 @@ static void test_failing_memcpy_is_reported(void **state)
 {
     (void)state;
     fake.reset(4, 0, 1);
-    strided_copy_plan p = PLAN(STRIDED_COPY_CONTIGUOUS, 1, (1 << 21), (1),
-                               (1), -1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_CONTIGUOUS, 1, (1 << 21), (1), (1), -1);
     fake.fail_next("cuMemcpyAsync", CUDA_ERROR_INVALID_VALUE);
-    assert_error(strided__copy_device_run(&p, DST + 1, SRC, NULL, 0),
-                 STRIDED_ERR_CUDA, "copy",
+    assert_error(strided__copy_device_run(&p, DST + 1, SRC, NULL, 0), STRIDED_ERR_CUDA, "copy",
                  "cuMemcpyAsync failed: CUDA_ERROR_INVALID_VALUE");
     assert_null(fake.current_context());
 }
@@ -553,12 +511,10 @@ static void test_unknown_device(void **state)
     (void)state;
     fake.reset(4, 0, 1);
     strided_copy_plan p = contiguous_plan();
-    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 7),
-                 STRIDED_ERR_INVALID_ARGUMENT, "copy",
-                 "device 7 does not exist");
-    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, -1),
-                 STRIDED_ERR_INVALID_ARGUMENT, "copy",
-                 "device -1 does not exist");
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 7), STRIDED_ERR_INVALID_ARGUMENT,
+                 "copy", "device 7 does not exist");
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, -1), STRIDED_ERR_INVALID_ARGUMENT,
+                 "copy", "device -1 does not exist");
     assert_int_equal(fake.calls("cuLaunchKernel"), 0);
 }
 
@@ -566,8 +522,7 @@ static void test_nothing_to_copy_calls_nothing(void **state)
 {
     (void)state;
     fake.reset(4, 0, 1);
-    strided_copy_plan p = PLAN(STRIDED_COPY_NOTHING, 4, (0, 5), (5, 1),
-                               (5, 1), -1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_NOTHING, 4, (0, 5), (5, 1), (5, 1), -1);
     assert_ok(strided__copy_device_run(&p, DST, SRC, NULL, 0));
     assert_int_equal(fake.calls("cuCtxGetCurrent"), 0);
     assert_int_equal(fake.calls("cuLaunchKernel"), 0);
@@ -577,10 +532,9 @@ static void test_offsets_beyond_int64_bytes(void **state)
 {
     (void)state;
     fake.reset(4, 0, 1);
-    strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, 12, (2, 3), (3, 1),
-                               (INT64_MAX / 2, 1), -1);
-    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0),
-                 STRIDED_ERR_OVERFLOW, "copy", "do not fit");
+    strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, 12, (2, 3), (3, 1), (INT64_MAX / 2, 1), -1);
+    assert_error(strided__copy_device_run(&p, DST, SRC, NULL, 0), STRIDED_ERR_OVERFLOW, "copy",
+                 "do not fit");
     assert_int_equal(fake.calls("cuLaunchKernel"), 0);
 }
 

@@ -105,8 +105,7 @@ static void test_byte_offsets_beyond_int64(void **state)
     /* A hand-made plan whose source reaches 2^62 elements of 16 bytes. */
     strided_layout l = mk_c(DIMS(2, 3), 16);
     strided_view a = device_view(BASE, l, 0), b = device_view(BASE + 4096, l, 0);
-    strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, 16, (2, 3), (3, 1),
-                               ((int64_t)1 << 62, 1), -1);
+    strided_copy_plan p = PLAN(STRIDED_COPY_GATHER, 16, (2, 3), (3, 1), ((int64_t)1 << 62, 1), -1);
     strided__copy_job job = job_of(&p, &b, &a);
     assert_error(strided__copy_between_devices(&job), STRIDED_ERR_OVERFLOW, OP,
                  "do not fit in int64");
@@ -160,8 +159,13 @@ static strided_buffer *device_memory(size_t size, int device, int kind)
     void *p = aligned_alloc(256, rounded);
     assert_non_null(p);
     memset(p, 0, rounded);
-    fake_cuda_range r = {(uintptr_t)p, size, CU_MEMORYTYPE_DEVICE, kind == MANAGED, device,
-                         (uintptr_t)p, kind == POOLED ? (void *)&pool_marker : NULL};
+    fake_cuda_range r = {(uintptr_t)p,
+                         size,
+                         CU_MEMORYTYPE_DEVICE,
+                         kind == MANAGED,
+                         device,
+                         (uintptr_t)p,
+                         kind == POOLED ? (void *)&pool_marker : NULL};
     fake.add_range(&r);
     strided_buffer *b;
     assert_ok(strided_buffer_wrap(p, size, release_memory, NULL, &b));
@@ -217,11 +221,11 @@ static fake_cuda_launch launched(void)
 
 /* Nothing allocated through the fake or created is left, and the caller's
  * context is current again. */
-#define assert_clean(context)                                                  \
-    do {                                                                       \
-        assert_int_equal(fake.live_bytes(), 0);                                \
-        assert_int_equal(fake.live_events(), 0);                               \
-        assert_ptr_equal(fake.current_context(), (context));                   \
+#define assert_clean(context)                                \
+    do {                                                     \
+        assert_int_equal(fake.live_bytes(), 0);              \
+        assert_int_equal(fake.live_events(), 0);             \
+        assert_ptr_equal(fake.current_context(), (context)); \
     } while (0)
 
 #define copy(dst, src) strided_view_copy(&(dst), &(src), STREAM_A, 0)
@@ -319,7 +323,7 @@ static void overlapping(int64_t n, int64_t m, int device, strided_layout dst_lay
  * bytes bytes (from a counting device resource) on the stream, given back
  * on it, and two launches on device, the last one writing the destination
  * from its lowest element (first) out of the temporary. */
-#define check_staged(dst, src, bytes, first)                                   \
+#define check_staged(dst, src, bytes, first) \
     check_staged_(&(dst), &(src), (bytes), (first), __FILE__, __LINE__)
 
 static void check_staged_(const strided_view *dst, const strided_view *src, size_t bytes,
@@ -766,9 +770,9 @@ static void test_sparse_source_is_packed_on_its_device(void **state)
  * failure is swallowed (leaving a context, cleaning up), so a failure of
  * theirs may leave the copy done. */
 static const char *const fallible[] = {
-    "cuEventCreate",  "cuEventRecord",   "cuStreamWaitEvent", "cuMemAllocFromPoolAsync",
-    "cuLaunchKernel", "cuMemcpyPeerAsync",   "cuDeviceGetMemPool", "cuDeviceGet",
-    "cuPointerGetAttributes", "cuCtxGetCurrent", "cuCtxSetCurrent",
+    "cuEventCreate",          "cuEventRecord",     "cuStreamWaitEvent",  "cuMemAllocFromPoolAsync",
+    "cuLaunchKernel",         "cuMemcpyPeerAsync", "cuDeviceGetMemPool", "cuDeviceGet",
+    "cuPointerGetAttributes", "cuCtxGetCurrent",   "cuCtxSetCurrent",
 };
 
 static bool swallowed(const char *name)
@@ -780,11 +784,10 @@ static bool swallowed(const char *name)
  * each fallible entry point in turn: the copy reports the failure (naming
  * the call) and leaves no temporary and no event behind, and the caller's
  * context (device 1's) current. Returns how many failures were made. */
-#define check_every_failure(dst, src)                                          \
-    check_every_failure_(&(dst), &(src), __FILE__, __LINE__)
+#define check_every_failure(dst, src) check_every_failure_(&(dst), &(src), __FILE__, __LINE__)
 
-static int check_every_failure_(const strided_view *dst, const strided_view *src,
-                                const char *file, int line)
+static int check_every_failure_(const strided_view *dst, const strided_view *src, const char *file,
+                                int line)
 {
     int made = 0;
     for (size_t i = 0; i < sizeof fallible / sizeof fallible[0]; i++) {
@@ -802,8 +805,7 @@ static int check_every_failure_(const strided_view *dst, const strided_view *src
             strided_status st = strided_view_copy(dst, src, STREAM_A, 0);
             snprintf(text, sizeof text, "%s failed", name);
             if (!swallowed(name) && st == STRIDED_OK)
-                fail_at(file, line, "call %ld of %s failed, and the copy succeeded\n", k + 1,
-                        name);
+                fail_at(file, line, "call %ld of %s failed, and the copy succeeded\n", k + 1, name);
             if (st != STRIDED_OK)
                 check_error_(st, STRIDED_ERR_CUDA, OP, text, file, line);
             if (fake.live_bytes() != 0 || fake.live_events() != 0)
@@ -811,8 +813,10 @@ static int check_every_failure_(const strided_view *dst, const strided_view *src
                         k + 1, name, fake.live_bytes(), fake.live_events());
             long events = fake.calls("cuEventCreate") - (strcmp(name, "cuEventCreate") == 0);
             if (events != fake.calls("cuEventDestroy"))
-                fail_at(file, line, "after call %ld of %s failed: %ld events made, %ld "
-                        "destroyed\n", k + 1, name, events, fake.calls("cuEventDestroy"));
+                fail_at(file, line,
+                        "after call %ld of %s failed: %ld events made, %ld "
+                        "destroyed\n",
+                        k + 1, name, events, fake.calls("cuEventDestroy"));
             if (!swallowed(name) && fake.current_context() != caller)
                 fail_at(file, line, "after call %ld of %s failed: another context is current\n",
                         k + 1, name);

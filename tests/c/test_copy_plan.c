@@ -365,8 +365,8 @@ static void check_same_plan_(const strided_copy_plan *a, const strided_copy_plan
 /* Look the pair up and check the plan against the planner's. */
 #define assert_cached(dst, src) check_cached_((dst), (src), __FILE__, __LINE__)
 
-static void check_cached_(const strided_layout *dst, const strided_layout *src,
-                          const char *file, int line)
+static void check_cached_(const strided_layout *dst, const strided_layout *src, const char *file,
+                          int line)
 {
     strided_copy_plan want, got;
     check_status_(strided_copy_plan_make(dst, src, &want), STRIDED_OK, file, line);
@@ -382,15 +382,14 @@ static strided__plan_cache_stats cache_stats(void)
     return s;
 }
 
-#define assert_stats(hits, misses, evictions, entries)                         \
+#define assert_stats(hits, misses, evictions, entries) \
     check_stats_((hits), (misses), (evictions), (entries), __FILE__, __LINE__)
 
 static void check_stats_(uint64_t hits, uint64_t misses, uint64_t evictions, int entries,
                          const char *file, int line)
 {
     strided__plan_cache_stats s = cache_stats();
-    if (s.hits != hits || s.misses != misses || s.evictions != evictions ||
-        s.entries != entries)
+    if (s.hits != hits || s.misses != misses || s.evictions != evictions || s.entries != entries)
         fail_at(file, line,
                 "cache: %llu hits, %llu misses, %llu evictions, %d entries; expected %llu, "
                 "%llu, %llu, %d\n",
@@ -445,17 +444,17 @@ static void test_cache_keeps_pairs_with_the_same_hash_apart(void **state)
      * the comparison of every key word tells them apart. */
     strided__copy_plan_cache_set_hash_mask(0);
     strided_layout c46 = L(DIMS(4, 6), NULL, 4);
-    strided_layout t46 = L(DIMS(4, 6), I64(1, 4), 4);       /* .T of (6,4) */
-    strided_layout r46 = L(DIMS(4, 6), I64(8, 1), 4);       /* rows */
-    strided_layout t46b = L(DIMS(4, 6), I64(1, 5), 4);      /* one stride */
-    strided_layout c64 = L(DIMS(6, 4), I64(4, 1), 4);       /* the shape */
-    strided_layout c46x8 = L(DIMS(4, 6), NULL, 8);          /* the itemsize */
+    strided_layout t46 = L(DIMS(4, 6), I64(1, 4), 4);  /* .T of (6,4) */
+    strided_layout r46 = L(DIMS(4, 6), I64(8, 1), 4);  /* rows */
+    strided_layout t46b = L(DIMS(4, 6), I64(1, 5), 4); /* one stride */
+    strided_layout c64 = L(DIMS(6, 4), I64(4, 1), 4);  /* the shape */
+    strided_layout c46x8 = L(DIMS(4, 6), NULL, 8);     /* the itemsize */
     strided_layout t46x8 = L(DIMS(4, 6), I64(1, 4), 8);
-    strided_layout row6 = L(DIMS(6), NULL, 4);              /* src ndim 1 */
-    strided_layout row16 = L(DIMS(1, 6), NULL, 4);          /* src ndim 2 */
+    strided_layout row6 = L(DIMS(6), NULL, 4);     /* src ndim 1 */
+    strided_layout row16 = L(DIMS(1, 6), NULL, 4); /* src ndim 2 */
     strided_layout col41 = L(DIMS(4, 1), NULL, 4);
     const strided_layout *pairs[][2] = {
-        {&c46, &t46}, {&c46, &r46}, {&c46, &t46b}, {&c64, &c64},    {&c46x8, &t46x8},
+        {&c46, &t46},  {&c46, &r46},   {&c46, &t46b},  {&c64, &c64}, {&c46x8, &t46x8},
         {&c46, &row6}, {&c46, &row16}, {&c46, &col41}, {&c46, &c46},
     };
     const int n = (int)(sizeof pairs / sizeof pairs[0]);
@@ -479,9 +478,9 @@ static void test_cache_keeps_pairs_with_the_same_hash_apart(void **state)
     assert_cached(&claims, &s44);
     strided_copy_plan p;
     for (int i = 0; i < 2; i++)
-        assert_error(strided__copy_plan_cached(&repeat, &s44, &p), STRIDED_ERR_INVALID_ARGUMENT,
-                     OP, "The destination layout is non-unique, i.e. some elements may "
-                         "overlap in memory: (4,4):(1,0)");
+        assert_error(strided__copy_plan_cached(&repeat, &s44, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                     "The destination layout is non-unique, i.e. some elements may "
+                     "overlap in memory: (4,4):(1,0)");
     strided__copy_plan_cache_set_hash_mask(UINT64_MAX);
     strided__copy_plan_cache_clear();
 }
@@ -592,8 +591,7 @@ static void test_cache_reports_errors_every_time(void **state)
                      "dst itemsize:8 and src itemsize:4");
         assert_error(strided__copy_plan_cached(&d, &s5, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
                      "Layouts of shapes (3,4) and (5,) cannot be broadcast together");
-        assert_error(strided__copy_plan_cached(&repeat, &s44, &p),
-                     STRIDED_ERR_INVALID_ARGUMENT, OP,
+        assert_error(strided__copy_plan_cached(&repeat, &s44, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,
                      "The destination layout is non-unique, i.e. some elements may overlap "
                      "in memory: (4,4):(1,0)");
         assert_error(strided__copy_plan_cached(NULL, &d, &p), STRIDED_ERR_INVALID_ARGUMENT, OP,

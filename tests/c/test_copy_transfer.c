@@ -76,8 +76,8 @@ static void check_nothing_left_(const char *file, int line)
 {
     strided__staging_reset(SMALL_CHUNK);
     if (fake.live_bytes() != 0 || fake.live_events() != 0 || fake.current_context() != NULL)
-        fail_at(file, line, "left behind: %ld bytes, %ld events, context %p\n",
-                fake.live_bytes(), fake.live_events(), fake.current_context());
+        fail_at(file, line, "left behind: %ld bytes, %ld events, context %p\n", fake.live_bytes(),
+                fake.live_events(), fake.current_context());
 }
 
 static unsigned char pattern(unsigned seed, size_t i)
@@ -100,8 +100,7 @@ typedef struct side {
 
 /* A side of kind k over a new allocation, filled with pattern(seed) (seed
  * 0: SENTINEL); pinned and device memory are made known to the fake. */
-static side side_new(kind k, int itemsize, int ndim, const int64_t *shape,
-                     const int64_t *strides)
+static side side_new(kind k, int itemsize, int ndim, const int64_t *shape, const int64_t *strides)
 {
     side s;
     int64_t lo = 0, hi = -1;
@@ -115,17 +114,21 @@ static side side_new(kind k, int itemsize, int ndim, const int64_t *shape,
     assert_non_null(s.base);
     memset(s.base, SENTINEL, s.bytes);
     if (k != PAGEABLE) {
-        fake_cuda_range r = {(uintptr_t)s.base, s.bytes,
+        fake_cuda_range r = {(uintptr_t)s.base,
+                             s.bytes,
                              k == PINNED ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
-                             0, 0, (uintptr_t)s.base, NULL};
+                             0,
+                             0,
+                             (uintptr_t)s.base,
+                             NULL};
         fake.add_range(&r);
     }
-    strided_device dev = {k == PAGEABLE  ? STRIDED_DEVICE_CPU
+    strided_device dev = {k == PAGEABLE ? STRIDED_DEVICE_CPU
                           : k == PINNED ? STRIDED_DEVICE_CUDA_HOST
                                         : STRIDED_DEVICE_CUDA,
                           0};
-    assert_ok(strided_view_wrap(s.base + s.origin, &s.layout, NULL, false, &dev, NULL,
-                                NULL, &s.view));
+    assert_ok(strided_view_wrap(s.base + s.origin, &s.layout, NULL, false, &dev, NULL, NULL,
+                                &s.view));
     /* The copy's path depends on the kind the driver reports: a side must
      * be of the kind the case means. */
     strided_memory_kind want = k == PAGEABLE ? STRIDED_MEMORY_HOST
@@ -135,7 +138,7 @@ static side side_new(kind k, int itemsize, int ndim, const int64_t *shape,
     return s;
 }
 
-#define SIDE(k, itemsize, shape, strides)                                      \
+#define SIDE(k, itemsize, shape, strides) \
     side_new((k), (itemsize), N64 shape, I64 shape, I64 strides)
 
 static void fill(side *s, unsigned seed)
@@ -176,8 +179,8 @@ static void check_bytes_(const unsigned char *got, const unsigned char *want, si
 {
     for (size_t i = 0; i < n; i++)
         if (got[i] != want[i])
-            fail_at(file, line, "byte %zu of %zu: 0x%02x, expected 0x%02x\n", i, n,
-                    got[i], want[i]);
+            fail_at(file, line, "byte %zu of %zu: 0x%02x, expected 0x%02x\n", i, n, got[i],
+                    want[i]);
 }
 
 /* d's bytes after copying s into it on the host (its guards and gaps as
@@ -220,7 +223,7 @@ typedef struct recorder {
     void *streams[RECORDS];
     unsigned char *ptrs[RECORDS];
     unsigned char *kept[RECORDS]; /* contents when freed */
-    bool device; /* hands out device memory, made known to the fake */
+    bool device;                  /* hands out device memory, made known to the fake */
 } recorder;
 
 static strided_status record_allocate(void *self, size_t size, void *stream, void **out)
@@ -236,8 +239,8 @@ static strided_status record_allocate(void *self, size_t size, void *stream, voi
     /* Copies classify a user resource's memory through the driver: the
      * fake must know device memory as such. */
     if (r->device) {
-        fake_cuda_range range = {(uintptr_t)m, size, CU_MEMORYTYPE_DEVICE, 0, 0, (uintptr_t)m,
-                                 NULL};
+        fake_cuda_range range = {(uintptr_t)m, size, CU_MEMORYTYPE_DEVICE, 0, 0,
+                                 (uintptr_t)m, NULL};
         fake.add_range(&range);
     }
     r->sizes[r->allocs] = size;
@@ -424,7 +427,9 @@ static void test_rows_2d_beat_the_footprint_when_long(void **state)
         kind host;
         int64_t row;
         const char *path;
-    } cases[] = {{PINNED, 8192, "2d"}, {PINNED, 1024, "2d"}, {PINNED, 128, "footprint"},
+    } cases[] = {{PINNED, 8192, "2d"},
+                 {PINNED, 1024, "2d"},
+                 {PINNED, 128, "footprint"},
                  {PAGEABLE, 8192, "footprint"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fresh(SMALL_CHUNK);
@@ -663,8 +668,8 @@ static void test_staging_chunk_size_from_the_environment(void **state)
     assert_ok(copy(&d, &h, STRIDED_COPY_DEFAULT, NULL));
     assert_copied(d, h);
     assert_int_equal(calls("cuMemcpyAsync"), 3);
-    static const char *const bad[] = {"4095", "abc", "", " 8192", "8192x", "-8192",
-                                      "1073741825", "99999999999999999999999"};
+    static const char *const bad[] = {"4095",  "abc",   "",           " 8192",
+                                      "8192x", "-8192", "1073741825", "99999999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         strided__staging_reset(0);
         setenv("STRIDED_STAGING_CHUNK_BYTES", bad[i], 1);
@@ -674,8 +679,8 @@ static void test_staging_chunk_size_from_the_environment(void **state)
             assert_int_equal(chunk, STRIDED__STAGING_CHUNK_BYTES);
             continue;
         }
-        assert_error(copy(&d, &h, STRIDED_COPY_DEFAULT, NULL), STRIDED_ERR_INVALID_ARGUMENT,
-                     "copy", "STRIDED_STAGING_CHUNK_BYTES=");
+        assert_error(copy(&d, &h, STRIDED_COPY_DEFAULT, NULL), STRIDED_ERR_INVALID_ARGUMENT, "copy",
+                     "STRIDED_STAGING_CHUNK_BYTES=");
         assert_non_null(strstr(strided_last_error(), "is not a decimal byte count from 4096 "
                                                      "to 1073741824"));
     }
@@ -1010,9 +1015,8 @@ static void test_default_temporaries_come_from_the_pool_in_stream_order(void **s
     assert_ptr_equal(fake.last_stream("cuMemAllocFromPoolAsync"), STREAM);
     assert_ptr_equal(fake.last_stream("cuMemFreeAsync"), STREAM);
     assert_ptr_equal(fake.last_stream("cuLaunchKernel"), STREAM);
-    assert_int_equal(calls("cuStreamSynchronize") + calls("cuEventSynchronize") +
-                         calls("cuEventCreate"),
-                     0);
+    assert_int_equal(
+        calls("cuStreamSynchronize") + calls("cuEventSynchronize") + calls("cuEventCreate"), 0);
     assert_int_equal(fake.live_bytes(), 0);
     /* Back: dense destination, still nothing waits. */
     assert_ok(copy(&h, &d, STRIDED_COPY_NONBLOCKING, NULL));
@@ -1070,10 +1074,9 @@ static const failure_case failure_cases[] = {
 };
 
 static const char *const failing_calls[] = {
-    "cuMemcpyAsync",     "cuMemcpy2DAsync",     "cuEventCreate",
-    "cuEventRecord",     "cuEventSynchronize",  "cuStreamSynchronize",
-    "cuMemHostAlloc",    "cuMemAllocFromPoolAsync", "cuDeviceGetMemPool",
-    "cuDeviceGetAttribute", "cuLaunchKernel",
+    "cuMemcpyAsync",      "cuMemcpy2DAsync",      "cuEventCreate",  "cuEventRecord",
+    "cuEventSynchronize", "cuStreamSynchronize",  "cuMemHostAlloc", "cuMemAllocFromPoolAsync",
+    "cuDeviceGetMemPool", "cuDeviceGetAttribute", "cuLaunchKernel",
 };
 
 static strided_status run_failure_case(const failure_case *c, side *h, side *d)
@@ -1114,13 +1117,13 @@ static void test_every_driver_failure_is_reported_and_cleaned_up(void **state)
                 strided_status st = c->to_device ? copy(&d, &h, STRIDED_COPY_DEFAULT, NULL)
                                                  : copy(&h, &d, STRIDED_COPY_DEFAULT, NULL);
                 if (st != STRIDED_ERR_CUDA)
-                    fail_msg("%s: %s call %ld failing: status %s (%s)", c->what,
-                             failing_calls[f], n, strided_status_name(st),
+                    fail_msg("%s: %s call %ld failing: status %s (%s)", c->what, failing_calls[f],
+                             n, strided_status_name(st),
                              st == STRIDED_OK ? "" : strided_last_error());
                 snprintf(text, sizeof text, "%s failed: CUDA_ERROR_UNKNOWN", failing_calls[f]);
                 if (strstr(strided_last_error(), text) == NULL)
-                    fail_msg("%s: %s call %ld failing: message \"%s\"", c->what,
-                             failing_calls[f], n, strided_last_error());
+                    fail_msg("%s: %s call %ld failing: message \"%s\"", c->what, failing_calls[f],
+                             n, strided_last_error());
                 side_free(&h);
                 side_free(&d);
                 strided__staging_reset(SMALL_CHUNK);
@@ -1128,8 +1131,8 @@ static void test_every_driver_failure_is_reported_and_cleaned_up(void **state)
                     fake.current_context() != NULL)
                     fail_msg("%s: %s call %ld failing left %ld bytes, %ld events, "
                              "context %p",
-                             c->what, failing_calls[f], n, fake.live_bytes(),
-                             fake.live_events(), fake.current_context());
+                             c->what, failing_calls[f], n, fake.live_bytes(), fake.live_events(),
+                             fake.current_context());
                 injected++;
             }
         }
@@ -1159,7 +1162,7 @@ static void test_failing_resources_are_reported(void **state)
 {
     (void)state;
     static const strided_memory_resource_ops ops = {
-    .allocate = refuse_allocate, .deallocate = refuse_deallocate, .destroy = NULL};
+        .allocate = refuse_allocate, .deallocate = refuse_deallocate, .destroy = NULL};
     strided_memory_resource_props dprops = {false, true, false, 0, false};
     strided_memory_resource_props hprops = {true, false, false, -1, false};
     strided_memory_resource *dev = NULL, *host = NULL;

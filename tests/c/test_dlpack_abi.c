@@ -15,8 +15,7 @@ typedef struct abi_case {
 } abi_case;
 
 #define SIZE(type, want) CASE("sizeof(" #type ")", sizeof(type), (want))
-#define OFFSET(type, field, want)                                              \
-    CASE(#type "." #field, offsetof(type, field), (want))
+#define OFFSET(type, field, want) CASE(#type "." #field, offsetof(type, field), (want))
 
 static void test_abi_matches_dlpack_on_lp64(void **state)
 {

@@ -804,7 +804,7 @@ static void test_device_memory_copied_on_the_device(void **state)
     long syncs = fake.calls("cuStreamSynchronize");
     strided_dl_managed_tensor_versioned *m = NULL;
     strided_status status = strided__view_export_dlpack_ex(&v, &r, true, copy_engine, &c,
-                                                          (void **)&m);
+                                                           (void **)&m);
 #if defined(STRIDED_HAVE_KERNELS)
     assert_ok(status);
     assert_int_equal(m->dl_tensor.device.device_type, STRIDED_DEVICE_CUDA);

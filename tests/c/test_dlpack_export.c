@@ -39,16 +39,15 @@ static float host_data[256];
 
 /* A view of host_data (wrapped with a release counted in r) through
  * layout l, of element type dt (none when NULL). */
-static strided_view wrapped_view(releases *r, strided_layout l,
-                                 const strided_dtype *dt, bool readonly)
+static strided_view wrapped_view(releases *r, strided_layout l, const strided_dtype *dt,
+                                 bool readonly)
 {
     strided_buffer *b;
     strided_view v;
     r->count = 0;
     for (int i = 0; i < 256; i++)
         host_data[i] = (float)i;
-    assert_ok(strided_buffer_wrap(host_data, sizeof host_data, count_release,
-                                  r, &b));
+    assert_ok(strided_buffer_wrap(host_data, sizeof host_data, count_release, r, &b));
     assert_ok(strided_view_from_buffer(b, &l, dt, readonly, &v));
     strided_buffer_release(b); /* the view holds the only reference */
     return v;
@@ -96,8 +95,7 @@ static void delete_exported(exported e)
 
 /* The tensor describes the view: its layout (strides always explicit), type
  * and device, and the address of its first element (NULL when empty). */
-static void check_exported_tensor(const strided_dl_tensor *t,
-                                  const strided_view *v)
+static void check_exported_tensor(const strided_dl_tensor *t, const strided_view *v)
 {
     const strided_layout *l = &v->layout;
     assert_int_equal(t->ndim, l->ndim);
@@ -265,13 +263,12 @@ static void test_export_without_dtype(void **state)
     strided_dl_managed_tensor *ml;
     fill_sentinel(&m, sizeof m);
     fill_sentinel(&ml, sizeof ml);
-    assert_error(strided_view_export_dlpack(&v, &m),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP_EXPORT,
+    assert_error(strided_view_export_dlpack(&v, &m), STRIDED_ERR_INVALID_ARGUMENT, OP_EXPORT,
                  "Cannot export StridedMemoryView via DLPack without dtype "
                  "information; create the view with dtype specified.");
     assert_untouched(&m, sizeof m);
-    assert_error(strided_view_export_dlpack_legacy(&v, &ml),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP_EXPORT_LEGACY,
+    assert_error(strided_view_export_dlpack_legacy(&v, &ml), STRIDED_ERR_INVALID_ARGUMENT,
+                 OP_EXPORT_LEGACY,
                  "Cannot export StridedMemoryView via DLPack without dtype "
                  "information; create the view with dtype specified.");
     assert_untouched(&ml, sizeof ml);
@@ -289,14 +286,13 @@ static void test_export_without_buffer(void **state)
     strided_dl_managed_tensor *ml;
     fill_sentinel(&m, sizeof m);
     fill_sentinel(&ml, sizeof ml);
-    assert_error(strided_view_export_dlpack(&v, &m),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP_EXPORT, NULL);
-    assert_error(strided_view_export_dlpack(NULL, &m),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP_EXPORT, NULL);
-    assert_error(strided_view_export_dlpack_legacy(&v, &ml),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP_EXPORT_LEGACY, NULL);
-    assert_error(strided_view_export_dlpack_legacy(NULL, &ml),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP_EXPORT_LEGACY, NULL);
+    assert_error(strided_view_export_dlpack(&v, &m), STRIDED_ERR_INVALID_ARGUMENT, OP_EXPORT, NULL);
+    assert_error(strided_view_export_dlpack(NULL, &m), STRIDED_ERR_INVALID_ARGUMENT, OP_EXPORT,
+                 NULL);
+    assert_error(strided_view_export_dlpack_legacy(&v, &ml), STRIDED_ERR_INVALID_ARGUMENT,
+                 OP_EXPORT_LEGACY, NULL);
+    assert_error(strided_view_export_dlpack_legacy(NULL, &ml), STRIDED_ERR_INVALID_ARGUMENT,
+                 OP_EXPORT_LEGACY, NULL);
     assert_untouched(&m, sizeof m);
     assert_untouched(&ml, sizeof ml);
     assert_int_equal(r.count, 1);
@@ -312,11 +308,10 @@ static void test_export_allocation_failure(void **state)
     fill_sentinel(&m, sizeof m);
     fill_sentinel(&ml, sizeof ml);
     strided__fail_allocation_after(0);
-    assert_error(strided_view_export_dlpack(&v, &m), STRIDED_ERR_OUT_OF_MEMORY,
-                 OP_EXPORT, NULL);
+    assert_error(strided_view_export_dlpack(&v, &m), STRIDED_ERR_OUT_OF_MEMORY, OP_EXPORT, NULL);
     strided__fail_allocation_after(0);
-    assert_error(strided_view_export_dlpack_legacy(&v, &ml),
-                 STRIDED_ERR_OUT_OF_MEMORY, OP_EXPORT_LEGACY, NULL);
+    assert_error(strided_view_export_dlpack_legacy(&v, &ml), STRIDED_ERR_OUT_OF_MEMORY,
+                 OP_EXPORT_LEGACY, NULL);
     strided__fail_allocation_after(-1);
     assert_untouched(&m, sizeof m);
     assert_untouched(&ml, sizeof ml);
@@ -340,8 +335,8 @@ static void check_round_trip(const round_trip_case *c)
     strided_view v = wrapped_view(&r, c->layout, &f32, c->readonly);
     strided_view w;
     exported e = export_view(&v, c->versioned);
-    check_status_(strided_view_import_dlpack(e.versioned ? (void *)e.v : (void *)e.l,
-                                             c->versioned, &w),
+    check_status_(strided_view_import_dlpack(e.versioned ? (void *)e.v : (void *)e.l, c->versioned,
+                                             &w),
                   STRIDED_OK, AT(c));
     check_i64_(w.layout.ndim, v.layout.ndim, "ndim", AT(c));
     check_i64_(w.layout.itemsize, v.layout.itemsize, "itemsize", AT(c));
@@ -350,8 +345,7 @@ static void check_round_trip(const round_trip_case *c)
         check_i64_(w.layout.strides[i], v.layout.strides[i], "stride", AT(c));
     }
     check_i64_(w.layout.slice_offset, 0, "slice offset", AT(c));
-    if (strided_layout_volume(&v.layout) > 0 &&
-        strided_view_ptr(&w) != strided_view_ptr(&v))
+    if (strided_layout_volume(&v.layout) > 0 && strided_view_ptr(&w) != strided_view_ptr(&v))
         fail_at(AT(c), "the imported view points elsewhere\n");
     if (!strided_dtype_equal(w.dtype, v.dtype))
         fail_at(AT(c), "the imported view has another dtype\n");
@@ -372,18 +366,10 @@ static void test_round_trips(void **state)
     strided_layout reversed = sliced(c46, S_REV, S_(5, 0, -2));
     strided_layout c0d = mk_c(0, NULL, 4), empty = mk_c(DIMS(3, 0), 4);
     const round_trip_case cases[] = {
-        CASE(c46, false, true),
-        CASE(c46, false, false),
-        CASE(c46, true, true),
-        CASE(c46, true, false),
-        CASE(every_2nd, false, true),
-        CASE(every_2nd, false, false),
-        CASE(reversed, false, true),
-        CASE(reversed, true, false),
-        CASE(c0d, false, true),
-        CASE(c0d, false, false),
-        CASE(empty, false, true),
-        CASE(empty, false, false),
+        CASE(c46, false, true),      CASE(c46, false, false),      CASE(c46, true, true),
+        CASE(c46, true, false),      CASE(every_2nd, false, true), CASE(every_2nd, false, false),
+        CASE(reversed, false, true), CASE(reversed, true, false),  CASE(c0d, false, true),
+        CASE(c0d, false, false),     CASE(empty, false, true),     CASE(empty, false, false),
     };
 
     (void)state;

@@ -61,8 +61,7 @@ static void producer_free_legacy(strided_dl_managed_tensor *self)
 
 /* A C-contiguous float32 tensor of the given shape (version 1.3), data at
  * the start of the producer's array. */
-static producer *make_producer(int *deletes, bool versioned, int ndim,
-                               const int64_t *shape)
+static producer *make_producer(int *deletes, bool versioned, int ndim, const int64_t *shape)
 {
     producer *p = calloc(1, sizeof *p);
     assert_non_null(p);
@@ -98,7 +97,7 @@ static producer *make_producer(int *deletes, bool versioned, int ndim,
     t->byte_offset = 0;
     return p;
 }
-#define producer_of(deletes, versioned, ...)                                   \
+#define producer_of(deletes, versioned, ...) \
     make_producer((deletes), (versioned), DIMS(__VA_ARGS__))
 
 static strided_dl_tensor *T(producer *p)
@@ -106,7 +105,10 @@ static strided_dl_tensor *T(producer *p)
     return p->versioned ? &p->v.dl_tensor : &p->l.dl_tensor;
 }
 
-static void *M(producer *p) { return p->versioned ? (void *)&p->v : (void *)&p->l; }
+static void *M(producer *p)
+{
+    return p->versioned ? (void *)&p->v : (void *)&p->l;
+}
 
 static void set_strides(producer *p, int n, const int64_t *s)
 {
@@ -123,9 +125,8 @@ static strided_status import(producer *p, strided_view *out)
 /* Import that must fail with code and a reason containing text: the
  * deleter ran exactly once, before the call returned, and out is
  * untouched. */
-static void check_import_fails(producer *p, const int *deletes,
-                               strided_status code, const char *text,
-                               const char *file, int line)
+static void check_import_fails(producer *p, const int *deletes, strided_status code,
+                               const char *text, const char *file, int line)
 {
     bool versioned = p->versioned;
     strided_view out;
@@ -150,21 +151,48 @@ typedef struct malformed_case {
     const char *text;
 } malformed_case;
 
-static void m_ndim_minus_1(producer *p) { T(p)->ndim = -1; }
+static void m_ndim_minus_1(producer *p)
+{
+    T(p)->ndim = -1;
+}
 static void m_ndim_65(producer *p)
 {
     for (int i = 0; i < 65; i++)
         p->shape[i] = p->strides[i] = 1;
     T(p)->ndim = 65;
 }
-static void m_ndim_int_min(producer *p) { T(p)->ndim = INT32_MIN; }
-static void m_negative_extent(producer *p) { p->shape[1] = -1; }
-static void m_shape_null(producer *p) { T(p)->shape = NULL; }
-static void m_strides_null(producer *p) { T(p)->strides = NULL; }
-static void m_lanes_2(producer *p) { T(p)->dtype = DT(STRIDED_DTYPE_FLOAT, 32, 2); }
-static void m_bits_4(producer *p) { T(p)->dtype = DT(STRIDED_DTYPE_INT, 4, 1); }
-static void m_bits_12(producer *p) { T(p)->dtype = DT(STRIDED_DTYPE_INT, 12, 1); }
-static void m_bits_0(producer *p) { T(p)->dtype = DT(STRIDED_DTYPE_UINT, 0, 1); }
+static void m_ndim_int_min(producer *p)
+{
+    T(p)->ndim = INT32_MIN;
+}
+static void m_negative_extent(producer *p)
+{
+    p->shape[1] = -1;
+}
+static void m_shape_null(producer *p)
+{
+    T(p)->shape = NULL;
+}
+static void m_strides_null(producer *p)
+{
+    T(p)->strides = NULL;
+}
+static void m_lanes_2(producer *p)
+{
+    T(p)->dtype = DT(STRIDED_DTYPE_FLOAT, 32, 2);
+}
+static void m_bits_4(producer *p)
+{
+    T(p)->dtype = DT(STRIDED_DTYPE_INT, 4, 1);
+}
+static void m_bits_12(producer *p)
+{
+    T(p)->dtype = DT(STRIDED_DTYPE_INT, 12, 1);
+}
+static void m_bits_0(producer *p)
+{
+    T(p)->dtype = DT(STRIDED_DTYPE_UINT, 0, 1);
+}
 static void m_float4(producer *p)
 {
     T(p)->dtype = DT(STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1);
@@ -177,23 +205,47 @@ static void m_opaque(producer *p)
 {
     T(p)->dtype = DT(STRIDED_DTYPE_OPAQUE_HANDLE, 64, 1);
 }
-static void m_code_99(producer *p) { T(p)->dtype = DT(99, 32, 1); }
-static void m_rocm(producer *p) { T(p)->device.device_type = STRIDED_DEVICE_ROCM; }
-static void m_device_99(producer *p) { T(p)->device.device_type = 99; }
-static void m_device_0(producer *p) { T(p)->device.device_type = 0; }
-static void m_cpu_id_1(producer *p) { T(p)->device.device_id = 1; }
-static void m_cpu_id_minus_1(producer *p) { T(p)->device.device_id = -1; }
+static void m_code_99(producer *p)
+{
+    T(p)->dtype = DT(99, 32, 1);
+}
+static void m_rocm(producer *p)
+{
+    T(p)->device.device_type = STRIDED_DEVICE_ROCM;
+}
+static void m_device_99(producer *p)
+{
+    T(p)->device.device_type = 99;
+}
+static void m_device_0(producer *p)
+{
+    T(p)->device.device_type = 0;
+}
+static void m_cpu_id_1(producer *p)
+{
+    T(p)->device.device_id = 1;
+}
+static void m_cpu_id_minus_1(producer *p)
+{
+    T(p)->device.device_id = -1;
+}
 static void m_cuda_id_minus_1(producer *p)
 {
     T(p)->device.device_type = STRIDED_DEVICE_CUDA;
     T(p)->device.device_id = -1;
 }
-static void m_data_null(producer *p) { T(p)->data = NULL; }
+static void m_data_null(producer *p)
+{
+    T(p)->data = NULL;
+}
 static void m_byte_offset_huge(producer *p)
 {
     T(p)->byte_offset = (uint64_t)INT64_MAX + 1; /* a multiple of 4 */
 }
-static void m_byte_offset_max(producer *p) { T(p)->byte_offset = UINT64_MAX - 3; }
+static void m_byte_offset_max(producer *p)
+{
+    T(p)->byte_offset = UINT64_MAX - 3;
+}
 static void m_data_plus_offset_overflows(producer *p)
 {
     /* Never dereferenced: the import must reject it from the numbers. */
@@ -205,8 +257,14 @@ static void m_data_plus_offset_overflows_near_int64(producer *p)
     T(p)->data = (void *)(uintptr_t)UINT64_C(0xFFFF000000000000);
     T(p)->byte_offset = (uint64_t)INT64_MAX - 7;
 }
-static void m_byte_offset_misaligned(producer *p) { T(p)->byte_offset = 2; }
-static void m_byte_offset_odd(producer *p) { T(p)->byte_offset = 1; }
+static void m_byte_offset_misaligned(producer *p)
+{
+    T(p)->byte_offset = 2;
+}
+static void m_byte_offset_odd(producer *p)
+{
+    T(p)->byte_offset = 1;
+}
 static void m_shape_product_overflows(producer *p)
 {
     p->shape[0] = INT64_C(1) << 32;
@@ -280,8 +338,7 @@ static void test_import_rejects_malformed_tensors(void **state)
         CASE(m_byte_offset_huge, STRIDED_ERR_INVALID_ARGUMENT, "byte_offset"),
         CASE(m_byte_offset_max, STRIDED_ERR_INVALID_ARGUMENT, "byte_offset"),
         CASE(m_data_plus_offset_overflows, STRIDED_ERR_INVALID_ARGUMENT, "byte_offset"),
-        CASE(m_data_plus_offset_overflows_near_int64, STRIDED_ERR_INVALID_ARGUMENT,
-             "byte_offset"),
+        CASE(m_data_plus_offset_overflows_near_int64, STRIDED_ERR_INVALID_ARGUMENT, "byte_offset"),
         CASE(m_byte_offset_misaligned, STRIDED_ERR_INVALID_ARGUMENT, "byte_offset"),
         CASE(m_byte_offset_odd, STRIDED_ERR_INVALID_ARGUMENT, "byte_offset"),
         /* The volume overflows, even beside a zero extent; an element or
@@ -328,9 +385,8 @@ static void test_import_rejects_a_footprint_outside_the_address_space(void **sta
             fill_sentinel(&out, sizeof out);
             strided_status s = import(p, &out);
             if (s != STRIDED_ERR_OVERFLOW && s != STRIDED_ERR_INVALID_ARGUMENT)
-                fail_at(AT(c), "%s: status %s (%s)\n",
-                        versioned ? "versioned" : "legacy", strided_status_name(s),
-                        s == STRIDED_OK ? "" : strided_last_error());
+                fail_at(AT(c), "%s: status %s (%s)\n", versioned ? "versioned" : "legacy",
+                        strided_status_name(s), s == STRIDED_OK ? "" : strided_last_error());
             check_i64_(deletes, 1, "deletes", AT(c));
             check_untouched_(&out, sizeof out, "out", AT(c));
         }
@@ -347,12 +403,8 @@ static void test_import_null_strides_by_version(void **state)
         uint32_t minor;
         bool accepted;
     } cases[] = {
-        CASE(true, 0, true),
-        CASE(true, 1, true),
-        CASE(false, 0, true),
-        CASE(true, 2, false),
-        CASE(true, 3, false),
-        CASE(true, 9, false),
+        CASE(true, 0, true),  CASE(true, 1, true),  CASE(false, 0, true),
+        CASE(true, 2, false), CASE(true, 3, false), CASE(true, 9, false),
     };
 
     (void)state;
@@ -365,8 +417,7 @@ static void test_import_null_strides_by_version(void **state)
             p->v.version.minor = c->minor;
         m_strides_null(p);
         if (!c->accepted) {
-            check_import_fails(p, &deletes, STRIDED_ERR_INVALID_ARGUMENT, "strides",
-                               AT(c));
+            check_import_fails(p, &deletes, STRIDED_ERR_INVALID_ARGUMENT, "strides", AT(c));
             continue;
         }
         check_status_(import(p, &v), STRIDED_OK, AT(c));
@@ -402,8 +453,7 @@ static void test_import_rejects_other_major_versions(void **state)
     }
 }
 
-static void test_import_of_major_version_2_reads_no_other_field_poisoned(
-    void **state)
+static void test_import_of_major_version_2_reads_no_other_field_poisoned(void **state)
 {
     /* Garbage everywhere past the deleter: any use of it would crash or
      * give another error. */
@@ -417,8 +467,7 @@ static void test_import_of_major_version_2_reads_no_other_field_poisoned(
     p->v.dl_tensor.ndim = -77;
     p->v.dl_tensor.shape = (int64_t *)(uintptr_t)8;
     p->v.dl_tensor.strides = (int64_t *)(uintptr_t)16;
-    check_import_fails(p, &deletes, STRIDED_ERR_UNSUPPORTED, "major version",
-                       __FILE__, __LINE__);
+    check_import_fails(p, &deletes, STRIDED_ERR_UNSUPPORTED, "major version", __FILE__, __LINE__);
 }
 
 /* The deleter of a tensor placed so that every field after deleter lies in
@@ -430,8 +479,7 @@ static void guarded_deleter(strided_dl_managed_tensor_versioned *self)
     guarded_deletes++;
 }
 
-static void test_import_of_major_version_2_reads_no_other_field_guarded(
-    void **state)
+static void test_import_of_major_version_2_reads_no_other_field_guarded(void **state)
 {
     (void)state;
     long page = sysconf(_SC_PAGESIZE);
@@ -452,8 +500,8 @@ static void test_import_of_major_version_2_reads_no_other_field_guarded(
 
     strided_view out;
     fill_sentinel(&out, sizeof out);
-    assert_error(strided_view_import_dlpack(m, true, &out),
-                 STRIDED_ERR_UNSUPPORTED, OP_IMPORT, "major version");
+    assert_error(strided_view_import_dlpack(m, true, &out), STRIDED_ERR_UNSUPPORTED, OP_IMPORT,
+                 "major version");
     assert_int_equal(guarded_deletes, 1);
     assert_untouched(&out, sizeof out);
     assert_int_equal(munmap(mem, (size_t)page * 2), 0);
@@ -464,11 +512,11 @@ static void test_import_of_null_managed(void **state)
     strided_view out;
     (void)state;
     fill_sentinel(&out, sizeof out);
-    assert_error(strided_view_import_dlpack(NULL, true, &out),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP_IMPORT, NULL);
+    assert_error(strided_view_import_dlpack(NULL, true, &out), STRIDED_ERR_INVALID_ARGUMENT,
+                 OP_IMPORT, NULL);
     assert_untouched(&out, sizeof out);
-    assert_error(strided_view_import_dlpack(NULL, false, &out),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP_IMPORT, NULL);
+    assert_error(strided_view_import_dlpack(NULL, false, &out), STRIDED_ERR_INVALID_ARGUMENT,
+                 OP_IMPORT, NULL);
     assert_untouched(&out, sizeof out);
 }
 
@@ -500,8 +548,7 @@ static void test_import_with_a_null_deleter(void **state)
         assert_ptr_equal(strided_view_ptr(&v), p->data);
         strided_view_release(&v);
         T(p)->ndim = -1;
-        assert_error(import(p, &v), STRIDED_ERR_INVALID_ARGUMENT, OP_IMPORT,
-                     "ndim");
+        assert_error(import(p, &v), STRIDED_ERR_INVALID_ARGUMENT, OP_IMPORT, "ndim");
         assert_int_equal(deletes, 0);
         free(p);
     }
@@ -559,8 +606,7 @@ static void test_import_c_contiguous(void **state)
         assert_ptr_equal(strided_buffer_ptr(v.buffer), p->data);
         assert_i64(strided_buffer_size(v.buffer), 24);
         assert_i64(strided_buffer_use_count(v.buffer), 1);
-        assert_int_equal(strided_buffer_memory_info(v.buffer).kind,
-                         STRIDED_MEMORY_HOST);
+        assert_int_equal(strided_buffer_memory_info(v.buffer).kind, STRIDED_MEMORY_HOST);
         strided_view_release(&v);
         assert_null(v.buffer);
         assert_int_equal(deletes, 1);
@@ -668,8 +714,8 @@ static void test_import_null_data_empty_tensor(void **state)
         strided_view_release(&d);
         strided_layout one = mk_c(DIMS(1), 4);
         fill_sentinel(&d, sizeof d);
-        assert_error(strided_view_view(&v, &one, NULL, &d),
-                     STRIDED_ERR_INVALID_ARGUMENT, NULL, NULL);
+        assert_error(strided_view_view(&v, &one, NULL, &d), STRIDED_ERR_INVALID_ARGUMENT, NULL,
+                     NULL);
         assert_untouched(&d, sizeof d);
         strided_view_release(&v);
         assert_int_equal(deletes, 1);
@@ -734,8 +780,7 @@ static void test_import_reversed_array(void **state)
         unsigned char *lo = strided_buffer_ptr(v.buffer);
         unsigned char *hi = lo + strided_buffer_size(v.buffer);
         for (int64_t i = 0; i < 5; i++) {
-            unsigned char *e = (unsigned char *)strided_view_ptr(&v) +
-                               i * v.layout.strides[0] * 4;
+            unsigned char *e = (unsigned char *)strided_view_ptr(&v) + i * v.layout.strides[0] * 4;
             assert_true(e >= lo && e + 4 <= hi);
         }
         /* layout[3:] moves the pointer back by 3 elements, as a sliced
@@ -804,14 +849,12 @@ static void test_import_view_outside_the_footprint(void **state)
     assert_ok(import(p, &v));
     strided_layout six = mk(DIMS(6), I64(-1), 4);
     fill_sentinel(&d, sizeof d);
-    assert_error(strided_view_view(&v, &six, NULL, &d),
-                 STRIDED_ERR_INVALID_ARGUMENT, NULL,
+    assert_error(strided_view_view(&v, &six, NULL, &d), STRIDED_ERR_INVALID_ARGUMENT, NULL,
                  "The layout addresses bytes [-4, 20) of the buffer, outside "
                  "its range [0, 20).");
     assert_untouched(&d, sizeof d);
     strided_layout fwd = mk(DIMS(2), I64(1), 4);
-    assert_error(strided_view_view(&v, &fwd, NULL, &d),
-                 STRIDED_ERR_INVALID_ARGUMENT, NULL,
+    assert_error(strided_view_view(&v, &fwd, NULL, &d), STRIDED_ERR_INVALID_ARGUMENT, NULL,
                  "The layout addresses bytes [16, 24) of the buffer, outside "
                  "its range [0, 20).");
     assert_untouched(&d, sizeof d);
@@ -913,8 +956,7 @@ static void test_import_cuda_host_and_managed_device_types(void **state)
 {
     /* Accepted device types keep the producer's device. */
     (void)state;
-    static const int32_t types[] = {STRIDED_DEVICE_CUDA_HOST,
-                                    STRIDED_DEVICE_CUDA_MANAGED};
+    static const int32_t types[] = {STRIDED_DEVICE_CUDA_HOST, STRIDED_DEVICE_CUDA_MANAGED};
     for (size_t i = 0; i < ARRAY_LEN(types); i++) {
         int deletes = -1;
         producer *p = producer_of(&deletes, true, 3);

@@ -64,8 +64,7 @@ static __attribute__((unused)) void load_from_threads(load_result *results)
 {
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++)
-        assert_int_equal(pthread_create(&t[i], NULL, load_on_thread, &results[i]),
-                         0);
+        assert_int_equal(pthread_create(&t[i], NULL, load_on_thread, &results[i]), 0);
     for (int i = 0; i < THREADS; i++)
         assert_int_equal(pthread_join(t[i], NULL), 0);
     for (int i = 1; i < THREADS; i++) {
@@ -79,8 +78,8 @@ static __attribute__((unused)) void load_from_threads(load_result *results)
 /* A failed load: the status, a message "op: <reason>" whose reason contains
  * text, out untouched, the CUDA error (0 when none), and the same answer on
  * every later call, on any thread. */
-static __attribute__((unused)) void
-check_load_fails(strided_status code, const char *text, int cuda_error)
+static __attribute__((unused)) void check_load_fails(strided_status code, const char *text,
+                                                     int cuda_error)
 {
     const strided__driver *sentinel = (const strided__driver *)&sentinel;
     const strided__driver *cu = sentinel;
@@ -156,11 +155,9 @@ static void test_host_memory_is_host_without_a_usable_driver(void **state)
 static void test_no_driver_is_reported_with_dlopen_reason(void **state)
 {
     (void)state;
-    check_load_fails(STRIDED_ERR_NO_CUDA_DRIVER,
-                     "no CUDA driver: " NO_DRIVER_PATH, 0);
+    check_load_fails(STRIDED_ERR_NO_CUDA_DRIVER, "no CUDA driver: " NO_DRIVER_PATH, 0);
     /* dlopen's own words follow. */
-    assert_non_null(strstr(strided_last_error_reason(),
-                           "No such file or directory"));
+    assert_non_null(strstr(strided_last_error_reason(), "No such file or directory"));
 }
 
 /* Without a driver no call can name a CUDA error: the number stands in. */
@@ -193,8 +190,8 @@ static void test_a_library_without_cuGetProcAddress_is_no_driver(void **state)
 static void test_an_old_driver_is_no_driver(void **state)
 {
     (void)state;
-    check_load_fails(STRIDED_ERR_NO_CUDA_DRIVER,
-                     "supports CUDA 11.8; strided needs 12.0 or later", 0);
+    check_load_fails(STRIDED_ERR_NO_CUDA_DRIVER, "supports CUDA 11.8; strided needs 12.0 or later",
+                     0);
     assert_true(strncmp(strided_last_error_reason(), "no CUDA driver: ", 16) == 0);
     assert_int_equal(fake.calls("cuInit"), 0);
 }
@@ -303,8 +300,7 @@ static void test_failed_call_names_call_error_and_text(void **state)
     (void)state;
     fake.reset(2, 0, 1);
     fake.fail_next("cuDeviceGetCount", CUDA_ERROR_OUT_OF_MEMORY);
-    assert_status(STRIDED_CUDA_CHECK("count", cu->cuDeviceGetCount(&n)),
-                  STRIDED_ERR_CUDA);
+    assert_status(STRIDED_CUDA_CHECK("count", cu->cuDeviceGetCount(&n)), STRIDED_ERR_CUDA);
     assert_string_equal(strided_last_error(),
                         "count: cuDeviceGetCount failed: CUDA_ERROR_OUT_OF_MEMORY "
                         "(out of memory)");
@@ -319,12 +315,10 @@ static void test_cuda_fail_with_a_bare_name(void **state)
 {
     (void)state;
     driver_ok();
-    assert_status(strided__cuda_fail("alloc", "cuMemAllocFromPoolAsync",
-                                     CUDA_ERROR_OUT_OF_MEMORY),
+    assert_status(strided__cuda_fail("alloc", "cuMemAllocFromPoolAsync", CUDA_ERROR_OUT_OF_MEMORY),
                   STRIDED_ERR_CUDA);
-    assert_string_equal(strided_last_error(),
-                        "alloc: cuMemAllocFromPoolAsync failed: "
-                        "CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+    assert_string_equal(strided_last_error(), "alloc: cuMemAllocFromPoolAsync failed: "
+                                              "CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
     assert_int_equal(strided_last_cuda_error(), 2);
 }
 
@@ -332,8 +326,7 @@ static void test_cuda_fail_of_an_unknown_code(void **state)
 {
     (void)state;
     driver_ok();
-    assert_status(strided__cuda_fail("op", "cuMemFree", (CUresult)12345),
-                  STRIDED_ERR_CUDA);
+    assert_status(strided__cuda_fail("op", "cuMemFree", (CUresult)12345), STRIDED_ERR_CUDA);
     assert_string_equal(strided_last_error(), "op: cuMemFree failed: CUDA error 12345");
     assert_int_equal(strided_last_cuda_error(), 12345);
 }
@@ -349,9 +342,8 @@ static void test_cuda_check_success_leaves_the_message(void **state)
                   STRIDED_ERR_CUDA);
     assert_ok(STRIDED_CUDA_CHECK("count", cu->cuDeviceGetCount(&n)));
     assert_int_equal(n, 2);
-    assert_string_equal(strided_last_error(),
-                        "before: cuMemFree failed: CUDA_ERROR_INVALID_VALUE "
-                        "(invalid argument)");
+    assert_string_equal(strided_last_error(), "before: cuMemFree failed: CUDA_ERROR_INVALID_VALUE "
+                                              "(invalid argument)");
     assert_int_equal(strided_last_cuda_error(), CUDA_ERROR_INVALID_VALUE);
 }
 
@@ -363,8 +355,7 @@ static void test_later_failure_clears_the_cuda_error(void **state)
     driver_ok();
     strided__cuda_fail("op", "cuMemFree", CUDA_ERROR_INVALID_VALUE);
     assert_int_equal(strided_last_cuda_error(), 1);
-    assert_status(strided_host_resource_create(3, &mr),
-                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_status(strided_host_resource_create(3, &mr), STRIDED_ERR_INVALID_ARGUMENT);
     assert_int_equal(strided_last_cuda_error(), 0);
 }
 
@@ -559,8 +550,8 @@ static void check_invalid_device(int device, const char *text)
 
     fake.reset(2, 0, 1);
     fill_sentinel(&scope, sizeof scope);
-    assert_error(strided__context_enter("scope", cu, device, &scope),
-                 STRIDED_ERR_INVALID_ARGUMENT, "scope", text);
+    assert_error(strided__context_enter("scope", cu, device, &scope), STRIDED_ERR_INVALID_ARGUMENT,
+                 "scope", text);
     assert_untouched(&scope, sizeof scope);
     assert_null(fake.current_context());
     assert_int_equal(strided_last_cuda_error(), 0);
@@ -594,8 +585,7 @@ static void test_scope_rejects_a_huge_device(void **state)
 }
 
 /* A failing driver call leaves the thread's context alone. */
-static void check_scope_call_fails(const char *entry, CUresult result,
-                                   int device, const char *text)
+static void check_scope_call_fails(const char *entry, CUresult result, int device, const char *text)
 {
     const strided__driver *cu = driver_ok();
     strided__context_scope scope;
@@ -603,8 +593,8 @@ static void check_scope_call_fails(const char *entry, CUresult result,
     fake.reset(3, 0, 1);
     fake.fail_next(entry, result);
     fill_sentinel(&scope, sizeof scope);
-    assert_error(strided__context_enter("scope", cu, device, &scope),
-                 STRIDED_ERR_CUDA, "scope", text);
+    assert_error(strided__context_enter("scope", cu, device, &scope), STRIDED_ERR_CUDA, "scope",
+                 text);
     assert_int_equal(strided_last_cuda_error(), result);
     assert_untouched(&scope, sizeof scope);
     assert_null(fake.current_context());

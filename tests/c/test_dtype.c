@@ -65,8 +65,7 @@ static void test_dtype_itemsize_and_name_of_every_supported_type(void **state)
         const supported_case *c = &cases[i];
         int size = -7;
         char buf[64];
-        check_status_(strided_dtype_itemsize(DT(c->code, c->bits, 1), &size),
-                      STRIDED_OK, AT(c));
+        check_status_(strided_dtype_itemsize(DT(c->code, c->bits, 1), &size), STRIDED_OK, AT(c));
         check_i64_(size, c->itemsize, c->name, AT(c));
         size_t n = strided_dtype_format(DT(c->code, c->bits, 1), buf, sizeof buf);
         _assert_string_equal(buf, c->name, AT(c));
@@ -103,12 +102,11 @@ static void test_dtype_rejects(void **state)
         const rejected_case *c = &cases[i];
         int size = -7;
         char buf[64], want[64];
-        check_error_(strided_dtype_itemsize(c->dtype, &size),
-                     STRIDED_ERR_UNSUPPORTED, "dtype_itemsize", c->text, AT(c));
+        check_error_(strided_dtype_itemsize(c->dtype, &size), STRIDED_ERR_UNSUPPORTED,
+                     "dtype_itemsize", c->text, AT(c));
         check_i64_(size, -7, "itemsize", AT(c));
-        snprintf(want, sizeof want, "dtype(code=%u, bits=%u, lanes=%u)",
-                 (unsigned)c->dtype.code, (unsigned)c->dtype.bits,
-                 (unsigned)c->dtype.lanes);
+        snprintf(want, sizeof want, "dtype(code=%u, bits=%u, lanes=%u)", (unsigned)c->dtype.code,
+                 (unsigned)c->dtype.bits, (unsigned)c->dtype.lanes);
         strided_dtype_format(c->dtype, buf, sizeof buf);
         _assert_string_equal(buf, want, AT(c));
     }
@@ -117,8 +115,8 @@ static void test_dtype_rejects(void **state)
 static void test_dtype_itemsize_without_out(void **state)
 {
     (void)state;
-    assert_error(strided_dtype_itemsize(F32, NULL),
-                 STRIDED_ERR_INVALID_ARGUMENT, "dtype_itemsize", NULL);
+    assert_error(strided_dtype_itemsize(F32, NULL), STRIDED_ERR_INVALID_ARGUMENT, "dtype_itemsize",
+                 NULL);
 }
 
 static void test_dtype_format_is_like_snprintf(void **state)
@@ -126,18 +124,14 @@ static void test_dtype_format_is_like_snprintf(void **state)
     char buf[8];
     (void)state;
     /* size 0: nothing written, the full length returned. */
-    assert_i64(strided_dtype_format(DT(STRIDED_DTYPE_COMPLEX, 128, 1), NULL, 0),
-               10);
+    assert_i64(strided_dtype_format(DT(STRIDED_DTYPE_COMPLEX, 128, 1), NULL, 0), 10);
     fill_sentinel(buf, sizeof buf);
     assert_i64(strided_dtype_format(F32, buf, 0), 7);
     assert_untouched(buf, sizeof buf);
     /* Truncated, still terminated. */
-    assert_i64(strided_dtype_format(DT(STRIDED_DTYPE_COMPLEX, 128, 1), buf, 5),
-               10);
+    assert_i64(strided_dtype_format(DT(STRIDED_DTYPE_COMPLEX, 128, 1), buf, 5), 10);
     assert_string_equal(buf, "comp");
-    assert_i64(strided_dtype_format(DT(STRIDED_DTYPE_FLOAT8_E4M3FN, 8, 1), buf,
-                                    sizeof buf),
-               13);
+    assert_i64(strided_dtype_format(DT(STRIDED_DTYPE_FLOAT8_E4M3FN, 8, 1), buf, sizeof buf), 13);
     assert_string_equal(buf, "float8_");
     /* Exactly fitting. */
     assert_i64(strided_dtype_format(F32, buf, sizeof buf), 7);

@@ -33,11 +33,11 @@ static void test_consumer_stream_values(void **state)
 {
     (void)state;
     static const stream_case cases[] = {
-        CASE(true, 1, true, false, 0),        /* -1: order nothing */
-        CASE(false, 0, true, true, 0),        /* 0: the legacy default stream */
-        CASE(true, 0, true, true, 0),         /* -0 is 0 */
-        CASE(false, 1, true, true, 1),        /* the legacy default stream */
-        CASE(false, 2, true, true, 2),        /* the per-thread default stream */
+        CASE(true, 1, true, false, 0), /* -1: order nothing */
+        CASE(false, 0, true, true, 0), /* 0: the legacy default stream */
+        CASE(true, 0, true, true, 0),  /* -0 is 0 */
+        CASE(false, 1, true, true, 1), /* the legacy default stream */
+        CASE(false, 2, true, true, 2), /* the per-thread default stream */
         CASE(false, 0x7f00dead0000, true, true, 0x7f00dead0000),
         CASE(false, UINT64_MAX, true, true, (uintptr_t)UINT64_MAX),
         CASE(true, 2, false, false, 0),
@@ -118,7 +118,8 @@ static void test_dlpack_request_rules(void **state)
         const request_case *c = &cases[i];
         strided_dlpack_request r;
         memset(&r, SENTINEL, sizeof r);
-        strided_status status = strided_dlpack_request_make(c->type, c->id, c->given, c->stream, &r);
+        strided_status status = strided_dlpack_request_make(c->type, c->id, c->given, c->stream,
+                                                            &r);
         if (c->status != STRIDED_OK) {
             check_error_(status, c->status, "from_dlpack", c->text, AT(c));
             check_untouched_(&r, sizeof r, "the request", AT(c));

@@ -38,17 +38,22 @@ static double host[64];
 static strided_interface_desc array_desc(void)
 {
     static const int64_t shape[2] = {2, 3}, strides[2] = {24, 8};
-    return (strided_interface_desc){.kind = STRIDED_INTERFACE_ARRAY, .version = 3,
-                                    .data = host, .ndim = 2, .shape = shape,
-                                    .nstrides = 2, .strides = strides, .typestr = "<f8"};
+    return (strided_interface_desc){.kind = STRIDED_INTERFACE_ARRAY,
+                                    .version = 3,
+                                    .data = host,
+                                    .ndim = 2,
+                                    .shape = shape,
+                                    .nstrides = 2,
+                                    .strides = strides,
+                                    .typestr = "<f8"};
 }
 
 /* Import d (consumer may be NULL) and expect code with text in the
  * message; the release callback must have run exactly once and out must be
  * untouched. */
 static void check_refused_(const strided_interface_desc *d, const strided_consumer_stream *c,
-                           strided_status code, const char *op, const char *text,
-                           const char *file, int line)
+                           strided_status code, const char *op, const char *text, const char *file,
+                           int line)
 {
     released r = {0, NULL, 0};
     strided_view v;
@@ -59,7 +64,7 @@ static void check_refused_(const strided_interface_desc *d, const strided_consum
         fail_at(file, line, "release ran %d times, expected 1\n", r.calls);
     check_untouched_(&v, sizeof v, "out", file, line);
 }
-#define check_refused(d, c, code, text)                                                   \
+#define check_refused(d, c, code, text) \
     check_refused_((d), (c), (code), "interface", (text), __FILE__, __LINE__)
 
 static void test_header_rules(void **state)
@@ -212,8 +217,12 @@ static void test_array_interface_refusals(void **state)
 static strided_interface_desc cuda_desc(void *data)
 {
     static const int64_t shape[2] = {2, 3};
-    return (strided_interface_desc){.kind = STRIDED_INTERFACE_CUDA, .version = 3, .data = data,
-                                    .ndim = 2, .shape = shape, .nstrides = -1,
+    return (strided_interface_desc){.kind = STRIDED_INTERFACE_CUDA,
+                                    .version = 3,
+                                    .data = data,
+                                    .ndim = 2,
+                                    .shape = shape,
+                                    .nstrides = -1,
                                     .typestr = "<f4"};
 }
 
@@ -253,8 +262,13 @@ static float device_memory[64];
 
 static void add_device_range(int device)
 {
-    fake_cuda_range range = {(uintptr_t)device_memory, sizeof device_memory, 2, 0, device,
-                             (uintptr_t)device_memory, NULL};
+    fake_cuda_range range = {(uintptr_t)device_memory,
+                             sizeof device_memory,
+                             2,
+                             0,
+                             device,
+                             (uintptr_t)device_memory,
+                             NULL};
     fake.add_range(&range);
 }
 

@@ -35,16 +35,14 @@ typedef struct coalesce_case {
 
 /* A dense result: its offsets cover [0, volume) and it needs volume
  * elements of memory. */
-static void check_dense_result(const strided_layout *l, const char *file,
-                               int line)
+static void check_dense_result(const strided_layout *l, const char *file, int line)
 {
     int64_t lo, hi, size = -1;
     int64_t vol = strided_layout_volume(l);
 
     if (!strided_layout_is_dense(l))
         fail_at(file, line, "the result is not dense\n");
-    check_status_(strided_layout_required_size_in_bytes(l, &size), STRIDED_OK,
-                  file, line);
+    check_status_(strided_layout_required_size_in_bytes(l, &size), STRIDED_OK, file, line);
     check_i64_(size, vol * l->itemsize, "required size", file, line);
     strided_layout_offset_bounds(l, &lo, &hi);
     check_i64_(lo, 0, "min offset", file, line);
@@ -57,10 +55,8 @@ static void check_to_denses(const dense_case *cases, size_t n)
         const dense_case *c = &cases[i];
         strided_layout out;
         fill_sentinel(&out, sizeof out);
-        check_layout_outcome_(strided_layout_to_dense(&c->in, c->order, c->nperm,
-                                                      c->perm, &out),
-                              &out, c->code, "dense", c->want, c->in.itemsize,
-                              AT(c));
+        check_layout_outcome_(strided_layout_to_dense(&c->in, c->order, c->nperm, c->perm, &out),
+                              &out, c->code, "dense", c->want, c->in.itemsize, AT(c));
         if (c->code == STRIDED_OK)
             check_dense_result(&out, AT(c));
     }
@@ -81,8 +77,8 @@ static void test_to_dense(void **state)
         CASE(p, KEEP, 0, NULL, STRIDED_OK, "(7,5,3):(1,21,7)"),
         CASE(p, ORDER_C, 0, NULL, STRIDED_OK, "(7,5,3):(15,3,1)"),
         CASE(p, ORDER_F, 0, NULL, STRIDED_OK, "(7,5,3):(1,7,35)"),
-        CASE(sliced(mk_c(DIMS(5, 3, 7), 1), s_from(1), S_REV), KEEP, 0, NULL,
-             STRIDED_OK, "(4,3,7):(21,7,1)"),
+        CASE(sliced(mk_c(DIMS(5, 3, 7), 1), s_from(1), S_REV), KEEP, 0, NULL, STRIDED_OK,
+             "(4,3,7):(21,7,1)"),
         CASE(mk(DIMS(4, 3), I64(0, 1), 2), KEEP, 0, NULL, STRIDED_OK, "(4,3):(1,4)"),
         CASE(i23, ORDER_F, 0, NULL, STRIDED_OK, "(2,3):(1,2)"),
         CASE(rows, ORDER_C, 0, NULL, STRIDED_OK, "(4,3):(3,1)"),
@@ -99,8 +95,7 @@ static void test_to_dense(void **state)
         /* cuda.core's cases. */
         CASE(sliced(c7, S_(3, 6, 1)), KEEP, 0, NULL, STRIDED_OK, "(3,):(1,)"),
         CASE(sliced(c7, S_REV), KEEP, 0, NULL, STRIDED_OK, "(7,):(1,)"),
-        CASE(sliced(c5_11, S_(1, -1, 1)), ORDER_C, 0, NULL, STRIDED_OK,
-             "(3,11):(11,1)"),
+        CASE(sliced(c5_11, S_(1, -1, 1)), ORDER_C, 0, NULL, STRIDED_OK, "(3,11):(11,1)"),
         CASE(mid, KEEP, 0, NULL, STRIDED_OK, "(5,7):(7,1)"),
         CASE(mid, ORDER_F, 0, NULL, STRIDED_OK, "(5,7):(1,5)"),
         CASE(sliced(c5_11, s_from(-1)), KEEP, 0, NULL, STRIDED_OK, "(1,11):(11,1)"),
@@ -109,8 +104,7 @@ static void test_to_dense(void **state)
         CASE(q, ORDER_F, 0, NULL, STRIDED_OK, "(5,3,7):(1,5,15)"),
         CASE(q, PERM, AXES(2, 0, 1), STRIDED_OK, "(5,3,7):(3,1,15)"),
         /* Filled in by hand: no function makes an INT64_MIN stride. */
-        CASE(raw(DIMS(2, 2), I64(INT64_MIN, 1), 8), KEEP, 0, NULL, STRIDED_OK,
-             "(2,2):(2,1)"),
+        CASE(raw(DIMS(2, 2), I64(INT64_MIN, 1), 8), KEEP, 0, NULL, STRIDED_OK, "(2,2):(2,1)"),
     };
 
     (void)state;
@@ -196,8 +190,8 @@ static void test_coalesce(void **state)
         const coalesce_case *c = &cases[i];
         strided_layout out;
         fill_sentinel(&out, sizeof out);
-        check_layout_outcome_(strided_layout_coalesce(&c->in, &out), &out, STRIDED_OK,
-                              "coalesce", c->want, c->in.itemsize, AT(c));
+        check_layout_outcome_(strided_layout_coalesce(&c->in, &out), &out, STRIDED_OK, "coalesce",
+                              c->want, c->in.itemsize, AT(c));
     }
 }
 

@@ -39,32 +39,27 @@ typedef struct axis_mask_case {
     uint64_t mask;
 } axis_mask_case;
 
-static strided_layout flattened_mask_at(strided_layout l, uint64_t mask,
-                                        const char *file, int line)
+static strided_layout flattened_mask_at(strided_layout l, uint64_t mask, const char *file, int line)
 {
     strided_layout out;
-    check_status_(strided_layout_flatten_mask(&l, mask, &out), STRIDED_OK, file,
-                  line);
+    check_status_(strided_layout_flatten_mask(&l, mask, &out), STRIDED_OK, file, line);
     return out;
 }
-#define flattened_mask(l, mask)                                                \
-    flattened_mask_at((l), (mask), __FILE__, __LINE__)
+#define flattened_mask(l, mask) flattened_mask_at((l), (mask), __FILE__, __LINE__)
 
 static uint64_t mask_at(strided_layout l, const char *file, int line)
 {
     uint64_t m = 0;
-    check_status_(strided_layout_flattened_axis_mask(&l, &m), STRIDED_OK, file,
-                  line);
+    check_status_(strided_layout_flattened_axis_mask(&l, &m), STRIDED_OK, file, line);
     return m;
 }
 #define mask_of(l) mask_at((l), __FILE__, __LINE__)
 
-#define assert_mask_eq(got, want)                                              \
-    do {                                                                       \
-        uint64_t g_ = (got), w_ = (want);                                      \
-        if (g_ != w_)                                                          \
-            fail_at(__FILE__, __LINE__,                                        \
-                    "mask 0x%" PRIx64 ", expected 0x%" PRIx64 "\n", g_, w_);   \
+#define assert_mask_eq(got, want)                                                                \
+    do {                                                                                         \
+        uint64_t g_ = (got), w_ = (want);                                                        \
+        if (g_ != w_)                                                                            \
+            fail_at(__FILE__, __LINE__, "mask 0x%" PRIx64 ", expected 0x%" PRIx64 "\n", g_, w_); \
     } while (0)
 
 static void check_flattens(const flatten_case *cases, size_t n)
@@ -73,9 +68,8 @@ static void check_flattens(const flatten_case *cases, size_t n)
         const flatten_case *c = &cases[i];
         strided_layout out;
         fill_sentinel(&out, sizeof out);
-        check_layout_outcome_(strided_layout_flatten(&c->in, c->start, c->end, &out),
-                              &out, c->code, "flatten", c->want, c->in.itemsize,
-                              AT(c));
+        check_layout_outcome_(strided_layout_flatten(&c->in, c->start, c->end, &out), &out, c->code,
+                              "flatten", c->want, c->in.itemsize, AT(c));
     }
 }
 
@@ -122,15 +116,14 @@ static void test_flatten_axis_ranges(void **state)
         CASE(row5, 1, 3, STRIDED_OK, "(5,8,2):(24,3,-2)+2"),
         CASE(row5, 1, 4, STRIDED_OK, "(5,8,2):(24,3,-2)+2"),
         CASE(row5, -4, -2, STRIDED_OK, "(5,8,2):(24,3,-2)+2"),
-        CASE(sliced(mk_c(DIMS(5, 2, 4, 3), 1), S_ALL, S_REV, S_ALL, S_ALL), 0, -1,
-             STRIDED_OK, "(5,2,12):(24,-12,1)+12"),
-        CASE(sliced(mk_c(DIMS(5, 7, 4, 3), 1), S_ALL, S_REV, S_REV), 0, -1,
-             STRIDED_OK, "(5,28,3):(84,-3,1)+81"),
+        CASE(sliced(mk_c(DIMS(5, 2, 4, 3), 1), S_ALL, S_REV, S_ALL, S_ALL), 0, -1, STRIDED_OK,
+             "(5,2,12):(24,-12,1)+12"),
+        CASE(sliced(mk_c(DIMS(5, 7, 4, 3), 1), S_ALL, S_REV, S_REV), 0, -1, STRIDED_OK,
+             "(5,28,3):(84,-3,1)+81"),
         CASE(permuted(c5437, 2, 3, 0, 1), 0, -1, STRIDED_OK, "(21,20):(1,21)"),
         CASE(permuted(c5437, 3, 2, 0, 1), 0, -1, STRIDED_OK, "(7,3,20):(1,7,21)"),
         /* Unit axes with foreign strides merge. */
-        CASE(permuted(mk_c(DIMS(1, 3, 4), 4), 1, 0, 2), 0, -1, STRIDED_OK,
-             "(12,):(1,)"),
+        CASE(permuted(mk_c(DIMS(1, 3, 4), 4), 1, 0, 2), 0, -1, STRIDED_OK, "(12,):(1,)"),
         CASE(mk_f(DIMS(5, 1, 7), 4), 0, -1, STRIDED_OK, "(5,7):(1,5)"),
         CASE(mk(DIMS(1, 1, 3), I64(7, 5, 2), 4), 0, -1, STRIDED_OK, "(3,):(2,)"),
         CASE(mk(DIMS(1, 1), I64(7, 5), 4), 0, -1, STRIDED_OK, "(1,):(5,)"),
@@ -138,8 +131,7 @@ static void test_flatten_axis_ranges(void **state)
          * negative axes count from the end. */
         CASE(i234, 1, 1, STRIDED_OK, "(2,3,4):(12,4,1)"),
         CASE(i234, -1, 2, STRIDED_OK, "(2,3,4):(12,4,1)"),
-        CASE(sliced(mk_c(DIMS(5, 6), 16), s_from(2)), 0, -1, STRIDED_OK,
-             "(18,):(1,)+12"),
+        CASE(sliced(mk_c(DIMS(5, 6), 16), s_from(2)), 0, -1, STRIDED_OK, "(18,):(1,)+12"),
     };
 
     (void)state;
@@ -158,8 +150,7 @@ static void test_flatten_refusals(void **state)
              "Invalid axes: start axis 2 comes after end axis 1 for 3D tensor"),
         CASE(i234, -1, 0, STRIDED_ERR_INVALID_ARGUMENT,
              "Invalid axes: start axis -1 comes after end axis 0 for 3D tensor"),
-        CASE(i234, 2, -2, STRIDED_ERR_INVALID_ARGUMENT,
-             "start axis 2 comes after end axis -2"),
+        CASE(i234, 2, -2, STRIDED_ERR_INVALID_ARGUMENT, "start axis 2 comes after end axis -2"),
         CASE(c234, 3, -1, STRIDED_ERR_INVALID_ARGUMENT,
              "Invalid start axis: 3 out of range for 3D tensor"),
         CASE(c234, 0, -4, STRIDED_ERR_INVALID_ARGUMENT,
@@ -189,9 +180,8 @@ static void test_flatten_by_mask(void **state)
         const flatten_mask_case *c = &cases[i];
         strided_layout out;
         fill_sentinel(&out, sizeof out);
-        check_layout_outcome_(strided_layout_flatten_mask(&c->in, c->mask, &out),
-                              &out, STRIDED_OK, "flatten", c->want, c->in.itemsize,
-                              AT(c));
+        check_layout_outcome_(strided_layout_flatten_mask(&c->in, c->mask, &out), &out, STRIDED_OK,
+                              "flatten", c->want, c->in.itemsize, AT(c));
     }
 }
 
@@ -253,11 +243,9 @@ static void test_flattened_axis_masks(void **state)
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         const axis_mask_case *c = &cases[i];
         uint64_t m = 0xDEAD;
-        check_status_(strided_layout_flattened_axis_mask(&c->in, &m), STRIDED_OK,
-                      AT(c));
+        check_status_(strided_layout_flattened_axis_mask(&c->in, &m), STRIDED_OK, AT(c));
         if (m != c->mask)
-            fail_at(AT(c), "mask 0x%" PRIx64 ", expected 0x%" PRIx64 "\n", m,
-                    c->mask);
+            fail_at(AT(c), "mask 0x%" PRIx64 ", expected 0x%" PRIx64 "\n", m, c->mask);
     }
 }
 
@@ -269,8 +257,7 @@ static void test_flattened_axis_mask_overflow_fails(void **state)
 
     (void)state;
     fill_sentinel(&m, sizeof m);
-    assert_error(strided_layout_flattened_axis_mask(&l, &m),
-                 STRIDED_ERR_OVERFLOW, "flatten", NULL);
+    assert_error(strided_layout_flattened_axis_mask(&l, &m), STRIDED_ERR_OVERFLOW, "flatten", NULL);
     assert_untouched(&m, sizeof m);
 }
 

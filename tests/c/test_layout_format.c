@@ -63,10 +63,7 @@ static void test_format_into_small_buffers(void **state)
 {
     strided_layout l = mk_c(DIMS(4, 6), 4);
     const format_size_case cases[] = {
-        CASE(0, NULL),
-        CASE(1, ""),
-        CASE(5, "(4,6"),
-        CASE(11, "(4,6):(6,1"),
+        CASE(0, NULL),           CASE(1, ""), CASE(5, "(4,6"), CASE(11, "(4,6):(6,1"),
         CASE(12, "(4,6):(6,1)"),
     };
 
@@ -102,8 +99,7 @@ static void test_format_64_dims(void **state)
 /* Parse the cells of a grid: every line with at least two '|' is a row, its
  * cells the integers between consecutive '|'. Returns the row count, or -1
  * when a cell is not one integer. */
-static int grid_rows(const char *text, int64_t cells[][16], int *ncells,
-                     int max_rows)
+static int grid_rows(const char *text, int64_t cells[][16], int *ncells, int max_rows)
 {
     int rows = 0;
     const char *line = text;
@@ -157,26 +153,22 @@ static void check_grid(const grid_case *c)
     int ncells[16], got_rows, r, k;
     size_t len = 0;
 
-    check_status_(strided_layout_format_grid(&c->in, buf, sizeof buf, &len),
-                  STRIDED_OK, AT(c));
+    check_status_(strided_layout_format_grid(&c->in, buf, sizeof buf, &len), STRIDED_OK, AT(c));
     check_i64_((int64_t)len, (int64_t)strlen(buf), "length", AT(c));
     strided_layout_format(&c->in, head, sizeof head);
     if (strncmp(buf, head, strlen(head)) != 0 || buf[strlen(head)] != '\n')
-        fail_at(AT(c), "grid does not start with the line \"%s\":\n%s\n", head,
-                buf);
+        fail_at(AT(c), "grid does not start with the line \"%s\":\n%s\n", head, buf);
     got_rows = grid_rows(buf, cells, ncells, 16);
     if (got_rows != c->rows)
-        fail_at(AT(c), "grid has %d rows, expected %d:\n%s\n", got_rows, c->rows,
-                buf);
+        fail_at(AT(c), "grid has %d rows, expected %d:\n%s\n", got_rows, c->rows, buf);
     for (r = 0; r < c->rows; r++) {
         if (ncells[r] != c->cols)
-            fail_at(AT(c), "grid row %d has %d cells, expected %d:\n%s\n", r,
-                    ncells[r], c->cols, buf);
+            fail_at(AT(c), "grid row %d has %d cells, expected %d:\n%s\n", r, ncells[r], c->cols,
+                    buf);
         for (k = 0; k < c->cols; k++)
             if (cells[r][k] != c->cells[r * c->cols + k])
-                fail_at(AT(c), "grid cell (%d,%d) is %lld, expected %lld:\n%s\n",
-                        r, k, (long long)cells[r][k],
-                        (long long)c->cells[r * c->cols + k], buf);
+                fail_at(AT(c), "grid cell (%d,%d) is %lld, expected %lld:\n%s\n", r, k,
+                        (long long)cells[r][k], (long long)c->cells[r * c->cols + k], buf);
     }
 }
 
@@ -185,8 +177,8 @@ static void test_format_grid(void **state)
     strided_layout reversed = sliced(mk_c(DIMS(3, 4), 4), s_from(1), S_REV);
     const grid_case cases[] = {
         CASE(mk_c(DIMS(4, 6), 4), 4, 6,
-             I64(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
-                 19, 20, 21, 22, 23)),
+             I64(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                 23)),
         CASE(mk_f(DIMS(3, 4), 4), 3, 4, I64(0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11)),
         CASE(mk(DIMS(2, 3), I64(0, -2), 4), 2, 3, I64(0, -2, -4, 0, -2, -4)),
         /* The element offset of an index includes the slice offset. */
@@ -226,10 +218,10 @@ static void test_format_grid_too_many_cells_fails(void **state)
     size_t len;
 
     (void)state;
-    assert_error(strided_layout_format_grid(&big, NULL, 0, &len),
-                 STRIDED_ERR_INVALID_ARGUMENT, "format_grid", "too large to draw");
-    assert_error(strided_layout_format_grid(&huge, NULL, 0, &len),
-                 STRIDED_ERR_INVALID_ARGUMENT, "format_grid", "too large to draw");
+    assert_error(strided_layout_format_grid(&big, NULL, 0, &len), STRIDED_ERR_INVALID_ARGUMENT,
+                 "format_grid", "too large to draw");
+    assert_error(strided_layout_format_grid(&huge, NULL, 0, &len), STRIDED_ERR_INVALID_ARGUMENT,
+                 "format_grid", "too large to draw");
     assert_ok(strided_layout_format_grid(&at_limit, NULL, 0, &len));
     assert_true(len > (size_t)STRIDED_GRID_MAX_CELLS);
 }
@@ -240,8 +232,11 @@ static void test_format_grid_too_many_cells_fails(void **state)
  * 200 MB. */
 static void test_format_grid_empty_but_huge_fails(void **state)
 {
-    const int64_t shapes[][2] = {{INT64_C(1) << 40, 0}, {10000000, 0}, {0, INT64_C(1) << 40},
-                                 {STRIDED_GRID_MAX_CELLS, 0}, {INT64_MAX, 0}};
+    const int64_t shapes[][2] = {{INT64_C(1) << 40, 0},
+                                 {10000000, 0},
+                                 {0, INT64_C(1) << 40},
+                                 {STRIDED_GRID_MAX_CELLS, 0},
+                                 {INT64_MAX, 0}};
     size_t len;
     char buf[64];
 

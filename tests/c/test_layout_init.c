@@ -13,9 +13,8 @@
 
 #define P62 (INT64_C(1) << 62)
 
-typedef strided_status (*init_fn)(strided_layout *out, int ndim,
-                                  const int64_t *shape, const int64_t *strides,
-                                  int itemsize);
+typedef strided_status (*init_fn)(strided_layout *out, int ndim, const int64_t *shape,
+                                  const int64_t *strides, int itemsize);
 
 /* A constructor call and what it gives: with code STRIDED_OK, the layout
  * `want` as text, with implicit strides when strides is NULL and explicit
@@ -43,8 +42,7 @@ typedef struct dense_case {
     const char *want;
 } dense_case;
 
-#define TOO_MANY_DIMS                                                          \
-    "Unsupported number of dimensions: 65. Max supported ndim is 64"
+#define TOO_MANY_DIMS "Unsupported number of dimensions: 65. Max supported ndim is 64"
 #define KEEP STRIDED_ORDER_KEEP
 #define ORDER_C STRIDED_ORDER_C
 #define ORDER_F STRIDED_ORDER_F
@@ -62,8 +60,7 @@ static void check_inits(init_fn init, const init_case *cases, size_t n)
             check_status_(got, STRIDED_OK, AT(c));
             check_layout_(&l, c->want, c->itemsize, true, AT(c));
         } else {
-            check_layout_outcome_(got, &l, c->code, "init", c->want, c->itemsize,
-                                  AT(c));
+            check_layout_outcome_(got, &l, c->code, "init", c->want, c->itemsize, AT(c));
         }
     }
 }
@@ -74,9 +71,8 @@ static void check_dense_inits(const dense_case *cases, size_t n)
         const dense_case *c = &cases[i];
         strided_layout l;
         fill_sentinel(&l, sizeof l);
-        check_layout_outcome_(strided_layout_init_dense(&l, c->ndim, c->shape,
-                                                        c->itemsize, c->order,
-                                                        c->nperm, c->perm),
+        check_layout_outcome_(strided_layout_init_dense(&l, c->ndim, c->shape, c->itemsize,
+                                                        c->order, c->nperm, c->perm),
                               &l, c->code, "dense", c->want, c->itemsize, AT(c));
     }
 }
@@ -97,16 +93,14 @@ static void test_init(void **state)
         /* The largest offsets, and byte offsets, that fit. */
         CASE(DIMS(2), I64(INT64_MAX), 1, STRIDED_OK, "(2,):(9223372036854775807,)"),
         CASE(DIMS(2), I64(-INT64_MAX), 1, STRIDED_OK, "(2,):(-9223372036854775807,)"),
-        CASE(DIMS(2, 2), I64(-INT64_MAX, INT64_MAX), 1,
-             STRIDED_OK, "(2,2):(-9223372036854775807,9223372036854775807)"),
-        CASE(DIMS(2, 2), I64(INT64_MAX, -1), 1, STRIDED_OK,
-             "(2,2):(9223372036854775807,-1)"),
+        CASE(DIMS(2, 2), I64(-INT64_MAX, INT64_MAX), 1, STRIDED_OK,
+             "(2,2):(-9223372036854775807,9223372036854775807)"),
+        CASE(DIMS(2, 2), I64(INT64_MAX, -1), 1, STRIDED_OK, "(2,2):(9223372036854775807,-1)"),
         CASE(DIMS(2), I64(INT64_MAX / 4), 4, STRIDED_OK, "(2,):(2305843009213693951,)"),
-        CASE(DIMS(2), I64(-(INT64_MAX / 4)), 4, STRIDED_OK,
-             "(2,):(-2305843009213693951,)"),
+        CASE(DIMS(2), I64(-(INT64_MAX / 4)), 4, STRIDED_OK, "(2,):(-2305843009213693951,)"),
         /* The offsets of an empty layout are not checked. */
-        CASE(DIMS(0, 3), I64(INT64_MAX, INT64_MAX), 1,
-             STRIDED_OK, "(0,3):(9223372036854775807,9223372036854775807)"),
+        CASE(DIMS(0, 3), I64(INT64_MAX, INT64_MAX), 1, STRIDED_OK,
+             "(0,3):(9223372036854775807,9223372036854775807)"),
     };
 
     (void)state;
@@ -122,8 +116,7 @@ static void test_init_byte_strides(void **state)
         CASE(DIMS(2, 3), I64(9, 3), 3, STRIDED_OK, "(2,3):(3,1)"),
         CASE(DIMS(2, 3), NULL, 8, STRIDED_OK, "(2,3):(3,1)"),
         CASE(DIMS(0, 3), I64(24, 8), 8, STRIDED_OK, "(0,3):(3,1)"),
-        CASE(DIMS(2), I64(INT64_MIN + 8), 8, STRIDED_OK,
-             "(2,):(-1152921504606846975,)"),
+        CASE(DIMS(2), I64(INT64_MIN + 8), 8, STRIDED_OK, "(2,):(-1152921504606846975,)"),
     };
 
     (void)state;
@@ -152,26 +145,19 @@ static void test_init_refusals(void **state)
 {
     int64_t ones[65], minus_ones[65];
     const init_case cases[] = {
-        CASE(65, filled(ones, 65, 1), NULL, 1, STRIDED_ERR_INVALID_ARGUMENT,
-             TOO_MANY_DIMS),
+        CASE(65, filled(ones, 65, 1), NULL, 1, STRIDED_ERR_INVALID_ARGUMENT, TOO_MANY_DIMS),
         CASE(-1, I64(1), NULL, 1, STRIDED_ERR_INVALID_ARGUMENT, NULL),
-        CASE(DIMS(2, -1, 3), NULL, 4, STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
-        CASE(DIMS(2, 3), NULL, 0, STRIDED_ERR_INVALID_ARGUMENT,
-             "itemsize must be positive"),
-        CASE(DIMS(2, 3), I64(3, 1), -4, STRIDED_ERR_INVALID_ARGUMENT,
-             "itemsize must be positive"),
+        CASE(DIMS(2, -1, 3), NULL, 4, STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
+        CASE(DIMS(2, 3), NULL, 0, STRIDED_ERR_INVALID_ARGUMENT, "itemsize must be positive"),
+        CASE(DIMS(2, 3), I64(3, 1), -4, STRIDED_ERR_INVALID_ARGUMENT, "itemsize must be positive"),
         /* The number of dimensions, then the extents, then the itemsize. */
         CASE(65, filled(minus_ones, 65, -1), NULL, 0, STRIDED_ERR_INVALID_ARGUMENT,
              "Unsupported number of dimensions: 65"),
-        CASE(DIMS(-3), NULL, 0, STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
+        CASE(DIMS(-3), NULL, 0, STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
         /* The volume overflows, also beside a zero extent. */
-        CASE(DIMS(INT64_C(1) << 32, INT64_C(1) << 32), NULL, 1, STRIDED_ERR_OVERFLOW,
-             NULL),
+        CASE(DIMS(INT64_C(1) << 32, INT64_C(1) << 32), NULL, 1, STRIDED_ERR_OVERFLOW, NULL),
         CASE(DIMS(INT64_MAX, 2), NULL, 1, STRIDED_ERR_OVERFLOW, NULL),
-        CASE(DIMS(0, INT64_C(1) << 32, INT64_C(1) << 32), NULL, 1,
-             STRIDED_ERR_OVERFLOW, NULL),
+        CASE(DIMS(0, INT64_C(1) << 32, INT64_C(1) << 32), NULL, 1, STRIDED_ERR_OVERFLOW, NULL),
         /* An element offset overflows, alone or in a sum. */
         CASE(DIMS(3), I64(INT64_MAX), 1, STRIDED_ERR_OVERFLOW, NULL),
         CASE(DIMS(3), I64(INT64_MIN), 1, STRIDED_ERR_OVERFLOW, NULL),
@@ -210,13 +196,12 @@ static void test_init_byte_strides_refusals(void **state)
              "strides must be divisible by itemsize"),
         CASE(DIMS(2, 3), I64(-6, 4), 4, STRIDED_ERR_INVALID_ARGUMENT,
              "strides must be divisible by itemsize"),
-        CASE(DIMS(2, 3), I64(24, 8), 0, STRIDED_ERR_INVALID_ARGUMENT,
-             "itemsize must be positive"),
+        CASE(DIMS(2, 3), I64(24, 8), 0, STRIDED_ERR_INVALID_ARGUMENT, "itemsize must be positive"),
         /* The extents are checked first. */
         CASE(DIMS(-1, 3), I64(7, 1), 4, STRIDED_ERR_INVALID_ARGUMENT,
              "Extents must be non-negative"),
-        CASE(65, filled(ones, 65, 1), filled(fours, 65, 4), 4,
-             STRIDED_ERR_INVALID_ARGUMENT, TOO_MANY_DIMS),
+        CASE(65, filled(ones, 65, 1), filled(fours, 65, 4), 4, STRIDED_ERR_INVALID_ARGUMENT,
+             TOO_MANY_DIMS),
         CASE(DIMS(2), I64(INT64_MIN), 8, STRIDED_ERR_OVERFLOW, NULL),
     };
 
@@ -244,10 +229,8 @@ static void test_init_dense(void **state)
         CASE(0, NULL, 8, ORDER_C, 0, NULL, STRIDED_OK, "():()"),
         CASE(0, NULL, 8, ORDER_F, 0, NULL, STRIDED_OK, "():()"),
         CASE(0, NULL, 8, PERM, 0, NULL, STRIDED_OK, "():()"),
-        CASE(DIMS(INT64_MAX, 1), 1, ORDER_C, 0, NULL,
-             STRIDED_OK, "(9223372036854775807,1):(1,1)"),
-        CASE(DIMS(1, INT64_MAX), 1, ORDER_F, 0, NULL,
-             STRIDED_OK, "(1,9223372036854775807):(1,1)"),
+        CASE(DIMS(INT64_MAX, 1), 1, ORDER_C, 0, NULL, STRIDED_OK, "(9223372036854775807,1):(1,1)"),
+        CASE(DIMS(1, INT64_MAX), 1, ORDER_F, 0, NULL, STRIDED_OK, "(1,9223372036854775807):(1,1)"),
     };
 
     (void)state;
@@ -261,15 +244,13 @@ static void test_init_dense_64_dims(void **state)
 
     (void)state;
     SHAPE64(shape, 0, 2, 20, 3, 63, 5);
-    assert_ok(strided_layout_init_dense(&l, 64, shape, 4, STRIDED_ORDER_C, 0,
-                                        NULL));
+    assert_ok(strided_layout_init_dense(&l, 64, shape, 4, STRIDED_ORDER_C, 0, NULL));
     assert_i64(l.strides[63], 1);
     assert_i64(l.strides[21], 5);
     assert_i64(l.strides[20], 5);
     assert_i64(l.strides[19], 15);
     assert_i64(l.strides[0], 15);
-    assert_ok(strided_layout_init_dense(&l, 64, shape, 4, STRIDED_ORDER_F, 0,
-                                        NULL));
+    assert_ok(strided_layout_init_dense(&l, 64, shape, 4, STRIDED_ORDER_F, 0, NULL));
     assert_i64(l.strides[0], 1);
     assert_i64(l.strides[20], 2);
     assert_i64(l.strides[63], 6);
@@ -280,26 +261,21 @@ static void test_init_dense_refusals(void **state)
     int64_t ones[65];
     const dense_case cases[] = {
         CASE(DIMS(2, 3), 4, KEEP, 0, NULL, STRIDED_ERR_INVALID_ARGUMENT, NOT_AN_ORDER),
-        CASE(DIMS(2, 3), 4, (strided_order)9, 0, NULL, STRIDED_ERR_INVALID_ARGUMENT,
-             NOT_AN_ORDER),
-        CASE(65, filled(ones, 65, 1), 4, ORDER_C, 0, NULL,
-             STRIDED_ERR_INVALID_ARGUMENT, TOO_MANY_DIMS),
+        CASE(DIMS(2, 3), 4, (strided_order)9, 0, NULL, STRIDED_ERR_INVALID_ARGUMENT, NOT_AN_ORDER),
+        CASE(65, filled(ones, 65, 1), 4, ORDER_C, 0, NULL, STRIDED_ERR_INVALID_ARGUMENT,
+             TOO_MANY_DIMS),
         CASE(DIMS(2, -3), 4, ORDER_F, 0, NULL, STRIDED_ERR_INVALID_ARGUMENT,
              "Extents must be non-negative"),
         CASE(DIMS(2, 3), 0, ORDER_C, 0, NULL, STRIDED_ERR_INVALID_ARGUMENT,
              "itemsize must be positive"),
-        CASE(DIMS(5, 3, 7), 4, PERM, AXES(1, 0),
-             STRIDED_ERR_INVALID_ARGUMENT,
+        CASE(DIMS(5, 3, 7), 4, PERM, AXES(1, 0), STRIDED_ERR_INVALID_ARGUMENT,
              "stride_order must have the same length as shape. Shape has 3 "
              "dimensions, but stride_order has 2 elements."),
-        CASE(DIMS(5, 3, 7), 4, PERM, AXES(0, 1, 3),
-             STRIDED_ERR_INVALID_ARGUMENT,
+        CASE(DIMS(5, 3, 7), 4, PERM, AXES(0, 1, 3), STRIDED_ERR_INVALID_ARGUMENT,
              "Invalid stride order: axis 3 out of range for 3D tensor"),
-        CASE(DIMS(5, 3, 7), 4, PERM, AXES(-4, 0, 1),
-             STRIDED_ERR_INVALID_ARGUMENT,
+        CASE(DIMS(5, 3, 7), 4, PERM, AXES(-4, 0, 1), STRIDED_ERR_INVALID_ARGUMENT,
              "Invalid stride order: axis -4 out of range for 3D tensor"),
-        CASE(DIMS(5, 3, 7), 4, PERM, AXES(1, 1, 0),
-             STRIDED_ERR_INVALID_ARGUMENT,
+        CASE(DIMS(5, 3, 7), 4, PERM, AXES(1, 1, 0), STRIDED_ERR_INVALID_ARGUMENT,
              "The stride order must be a permutation. Axis 1 appears "
              "multiple times."),
         /* The order, then the extents, then the itemsize, then the
@@ -307,11 +283,11 @@ static void test_init_dense_refusals(void **state)
         CASE(DIMS(-2, 3), 0, KEEP, 0, NULL, STRIDED_ERR_INVALID_ARGUMENT, NOT_AN_ORDER),
         CASE(DIMS(-2, 3), 0, ORDER_C, 0, NULL, STRIDED_ERR_INVALID_ARGUMENT,
              "Extents must be non-negative"),
-        CASE(DIMS(5, 3, 7), 0, PERM, AXES(1, 0),
-             STRIDED_ERR_INVALID_ARGUMENT, "itemsize must be positive"),
+        CASE(DIMS(5, 3, 7), 0, PERM, AXES(1, 0), STRIDED_ERR_INVALID_ARGUMENT,
+             "itemsize must be positive"),
         /* The volume, or a byte offset, overflows. */
-        CASE(DIMS(INT64_C(1) << 32, INT64_C(1) << 32), 1, ORDER_C, 0, NULL,
-             STRIDED_ERR_OVERFLOW, NULL),
+        CASE(DIMS(INT64_C(1) << 32, INT64_C(1) << 32), 1, ORDER_C, 0, NULL, STRIDED_ERR_OVERFLOW,
+             NULL),
         CASE(DIMS(3, INT64_MAX / 2), 1, ORDER_F, 0, NULL, STRIDED_ERR_OVERFLOW, NULL),
         CASE(DIMS(INT64_C(1) << 61), 8, ORDER_F, 0, NULL, STRIDED_ERR_OVERFLOW, NULL),
     };

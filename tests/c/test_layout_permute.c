@@ -14,8 +14,8 @@ static void test_permute_views(void **state)
         /* Implicit strides give explicit ones, even for the identity. */
         CASE(mk_implicit(DIMS(2, 3), 4), AXES(0, 1), STRIDED_OK, "(2,3):(3,1)"),
         CASE(mk_implicit(0, NULL, 4), 0, NULL, STRIDED_OK, "():()"),
-        CASE(sliced(mk_c(DIMS(5, 3, 7), 2), s_from(1), S_REV), AXES(2, 1, 0),
-             STRIDED_OK, "(7,3,4):(1,-7,21)+35"),
+        CASE(sliced(mk_c(DIMS(5, 3, 7), 2), s_from(1), S_REV), AXES(2, 1, 0), STRIDED_OK,
+             "(7,3,4):(1,-7,21)+35"),
     };
 
     (void)state;

@@ -168,12 +168,10 @@ static void test_strides_in_bytes(void **state)
         const bytes_case *c = &cases[i];
         int64_t out[4];
         fill_sentinel(out, sizeof out);
-        check_status_(strided_layout_strides_in_bytes(&c->in, out), STRIDED_OK,
-                      AT(c));
+        check_status_(strided_layout_strides_in_bytes(&c->in, out), STRIDED_OK, AT(c));
         for (int k = 0; k < c->in.ndim; k++)
             check_i64_(out[k], c->want[k], "byte stride", AT(c));
-        check_untouched_(out + c->in.ndim, sizeof out - sizeof *out * c->in.ndim,
-                         "out", AT(c));
+        check_untouched_(out + c->in.ndim, sizeof out - sizeof *out * c->in.ndim, "out", AT(c));
     }
 }
 
@@ -189,8 +187,8 @@ static void test_strides_in_bytes_overflow_fails(void **state)
         const size_error *c = &cases[i];
         int64_t out[2];
         fill_sentinel(out, sizeof out);
-        check_error_(strided_layout_strides_in_bytes(&c->in, out), c->code,
-                     "strides_in_bytes", c->text, AT(c));
+        check_error_(strided_layout_strides_in_bytes(&c->in, out), c->code, "strides_in_bytes",
+                     c->text, AT(c));
         check_untouched_(out, sizeof out, "out", AT(c));
     }
 }
@@ -218,8 +216,8 @@ static void test_slice_offset_in_bytes_overflow_fails(void **state)
     (void)state;
     s.slice_offset = P62;
     fill_sentinel(&out, sizeof out);
-    assert_error(strided_layout_slice_offset_in_bytes(&s, &out),
-                 STRIDED_ERR_OVERFLOW, "slice_offset_in_bytes", NULL);
+    assert_error(strided_layout_slice_offset_in_bytes(&s, &out), STRIDED_ERR_OVERFLOW,
+                 "slice_offset_in_bytes", NULL);
     assert_untouched(&out, sizeof out);
 }
 
@@ -259,8 +257,7 @@ static void test_stride_order(void **state)
         strided_layout_stride_order(&c->in, got);
         for (int k = 0; k < c->n; k++)
             if (got[k] != c->want[k])
-                fail_at(AT(c), "stride_order[%d] = %d, expected %d\n", k, got[k],
-                        c->want[k]);
+                fail_at(AT(c), "stride_order[%d] = %d, expected %d\n", k, got[k], c->want[k]);
     }
 }
 
@@ -327,8 +324,7 @@ static void test_required_size(void **state)
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         const number_case *c = &cases[i];
         int64_t n = 7;
-        check_status_(strided_layout_required_size_in_bytes(&c->in, &n),
-                      STRIDED_OK, AT(c));
+        check_status_(strided_layout_required_size_in_bytes(&c->in, &n), STRIDED_OK, AT(c));
         check_i64_(n, c->want, "required size", AT(c));
     }
 }
@@ -348,8 +344,8 @@ static void test_required_size_refusals(void **state)
         const size_error *c = &cases[i];
         int64_t n;
         fill_sentinel(&n, sizeof n);
-        check_error_(strided_layout_required_size_in_bytes(&c->in, &n), c->code,
-                     "required_size", c->text, AT(c));
+        check_error_(strided_layout_required_size_in_bytes(&c->in, &n), c->code, "required_size",
+                     c->text, AT(c));
         check_untouched_(&n, sizeof n, "size", AT(c));
     }
 }
@@ -410,8 +406,7 @@ static void test_predicates(void **state)
         /* No two indices at one offset. */
         CASE(c537, IS_UNIQUE, true),
         CASE(p, IS_UNIQUE, true),
-        CASE(sliced(p, S_REV, S_(1, 5, 2), s_any(false, 0, false, 0, -3)),
-             IS_UNIQUE, true),
+        CASE(sliced(p, S_REV, S_(1, 5, 2), s_any(false, 0, false, 0, -3)), IS_UNIQUE, true),
         CASE(imp43, IS_UNIQUE, true),
         CASE(mk(DIMS(1, 3), I64(0, 1), 4), IS_UNIQUE, true),
         /* Offsets {0,3,2,5,4,7} are distinct, but the cheap test may report
@@ -431,8 +426,8 @@ static void test_predicates(void **state)
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         const predicate_case *c = &cases[i];
         if (c->predicate(&c->in) != c->want)
-            fail_at(AT(c), "%s is %s, expected %s\n", c->name,
-                    c->want ? "false" : "true", c->want ? "true" : "false");
+            fail_at(AT(c), "%s is %s, expected %s\n", c->name, c->want ? "false" : "true",
+                    c->want ? "true" : "false");
     }
 }
 

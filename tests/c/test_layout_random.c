@@ -115,25 +115,23 @@ static bool arithmetic(const int64_t *o, int n)
     return true;
 }
 
-static void assert_same_seq(const int64_t *got, int ngot, const int64_t *want,
-                            int nwant, const char *op,
-                            const strided_layout *in,
-                            const strided_layout *out)
+static void assert_same_seq(const int64_t *got, int ngot, const int64_t *want, int nwant,
+                            const char *op, const strided_layout *in, const strided_layout *out)
 {
     int k;
     if (ngot != nwant)
-        fail_msg("%s of %s gave %s with %d elements, expected %d", op, txt(in),
-                 txt(out), ngot, nwant);
+        fail_msg("%s of %s gave %s with %d elements, expected %d", op, txt(in), txt(out), ngot,
+                 nwant);
     for (k = 0; k < ngot; k++)
         if (got[k] != want[k])
             fail_msg("%s of %s gave %s: element %d at offset %lld, expected "
-                     "%lld", op, txt(in), txt(out), k, (long long)got[k],
-                     (long long)want[k]);
+                     "%lld",
+                     op, txt(in), txt(out), k, (long long)got[k], (long long)want[k]);
 }
 
 /* The C-order offsets of out must be exactly want[0..n). */
-static void check_seq(const strided_layout *in, const strided_layout *out,
-                      const int64_t *want, int n, const char *op)
+static void check_seq(const strided_layout *in, const strided_layout *out, const int64_t *want,
+                      int n, const char *op)
 {
     int64_t got[MAXE];
     int ngot = enum_offsets(out, false, got);
@@ -148,8 +146,7 @@ static void check_queries(const strided_layout *l)
     strided_status st;
 
     if (strided_layout_volume(l) != n)
-        fail_msg("%s: volume %lld, enumerated %d", txt(l),
-                 (long long)strided_layout_volume(l), n);
+        fail_msg("%s: volume %lld, enumerated %d", txt(l), (long long)strided_layout_volume(l), n);
     for (k = 0; k < l->ndim; k++) {
         if (l->strides[k] == 0 && l->shape[k] > 1)
             bcast = true;
@@ -160,8 +157,8 @@ static void check_queries(const strided_layout *l)
     strided_layout_offset_bounds(l, &lo, &hi);
     if (n == 0) {
         if (lo != 0 || hi != -1)
-            fail_msg("%s: offset_bounds (%lld,%lld), expected (0,-1)", txt(l),
-                     (long long)lo, (long long)hi);
+            fail_msg("%s: offset_bounds (%lld,%lld), expected (0,-1)", txt(l), (long long)lo,
+                     (long long)hi);
     } else {
         int64_t mn = o[0], mx = o[0];
         for (k = 1; k < n; k++) {
@@ -169,25 +166,23 @@ static void check_queries(const strided_layout *l)
             mx = o[k] > mx ? o[k] : mx;
         }
         if (lo != mn || hi != mx)
-            fail_msg("%s: offset_bounds (%lld,%lld), expected (%lld,%lld)",
-                     txt(l), (long long)lo, (long long)hi, (long long)mn,
-                     (long long)mx);
+            fail_msg("%s: offset_bounds (%lld,%lld), expected (%lld,%lld)", txt(l), (long long)lo,
+                     (long long)hi, (long long)mn, (long long)mx);
     }
 
     size = -7;
     st = strided_layout_required_size_in_bytes(l, &size);
     if (n == 0) {
         if (st != STRIDED_OK || size != 0)
-            fail_msg("%s: required size status %d size %lld, expected 0",
-                     txt(l), (int)st, (long long)size);
+            fail_msg("%s: required size status %d size %lld, expected 0", txt(l), (int)st,
+                     (long long)size);
     } else if (lo < 0) {
         if (st != STRIDED_ERR_INVALID_ARGUMENT)
-            fail_msg("%s: required size with min offset %lld gave status %d",
-                     txt(l), (long long)lo, (int)st);
+            fail_msg("%s: required size with min offset %lld gave status %d", txt(l), (long long)lo,
+                     (int)st);
     } else if (st != STRIDED_OK || size != (hi + 1) * l->itemsize) {
-        fail_msg("%s: required size status %d size %lld, expected %lld",
-                 txt(l), (int)st, (long long)size,
-                 (long long)((hi + 1) * l->itemsize));
+        fail_msg("%s: required size status %d size %lld, expected %lld", txt(l), (int)st,
+                 (long long)size, (long long)((hi + 1) * l->itemsize));
     }
 
     if (strided_layout_is_unique(l)) {
@@ -200,12 +195,10 @@ static void check_queries(const strided_layout *l)
         fail_msg("%s: stride-0 axis of extent > 1 but is_unique", txt(l));
 
     if (strided_layout_is_contiguous_c(l) != (n == 0 || consecutive(o, n)))
-        fail_msg("%s: is_contiguous_c %d", txt(l),
-                 strided_layout_is_contiguous_c(l));
+        fail_msg("%s: is_contiguous_c %d", txt(l), strided_layout_is_contiguous_c(l));
     enum_offsets(l, true, fo);
     if (strided_layout_is_contiguous_f(l) != (n == 0 || consecutive(fo, n)))
-        fail_msg("%s: is_contiguous_f %d", txt(l),
-                 strided_layout_is_contiguous_f(l));
+        fail_msg("%s: is_contiguous_f %d", txt(l), strided_layout_is_contiguous_f(l));
     {
         bool any = n == 0 || (positive && all_distinct(o, n) && hi - lo == n - 1);
         if (strided_layout_is_contiguous_any(l) != any)
@@ -214,11 +207,9 @@ static void check_queries(const strided_layout *l)
         if (strided_layout_is_dense(l) != (any && l->slice_offset == 0))
             fail_msg("%s: is_dense %d", txt(l), strided_layout_is_dense(l));
         if (strided_layout_is_contiguous_c(l) && !any)
-            fail_msg("%s: C-contiguous but not contiguous in any order",
-                     txt(l));
+            fail_msg("%s: C-contiguous but not contiguous in any order", txt(l));
         if (strided_layout_is_contiguous_f(l) && !any)
-            fail_msg("%s: F-contiguous but not contiguous in any order",
-                     txt(l));
+            fail_msg("%s: F-contiguous but not contiguous in any order", txt(l));
     }
 
     strided_layout_stride_order(l, order);
@@ -229,17 +220,14 @@ static void check_queries(const strided_layout *l)
                 fail_msg("%s: stride_order is not a permutation", txt(l));
             seen[order[k]] = true;
             if (l->implicit_strides && order[k] != k)
-                fail_msg("%s: implicit stride_order is not the identity",
-                         txt(l));
+                fail_msg("%s: implicit stride_order is not the identity", txt(l));
             if (k > 0 && !l->implicit_strides) {
                 int a = order[k - 1], b = order[k];
                 int64_t sa = llabs(l->strides[a]), sb = llabs(l->strides[b]);
-                bool ok = sa > sb ||
-                          (sa == sb && (l->shape[a] > l->shape[b] ||
-                                        (l->shape[a] == l->shape[b] && a < b)));
+                bool ok = sa > sb || (sa == sb && (l->shape[a] > l->shape[b] ||
+                                                   (l->shape[a] == l->shape[b] && a < b)));
                 if (!ok)
-                    fail_msg("%s: stride_order puts axis %d before %d", txt(l),
-                             a, b);
+                    fail_msg("%s: stride_order puts axis %d before %d", txt(l), a, b);
             }
         }
     }
@@ -254,8 +242,7 @@ static void check_queries(const strided_layout *l)
          * (which keeps explicit strides). */
         strided_layout again;
         if (l->slice_offset == 0)
-            again = mk(l->ndim, l->shape,
-                       l->implicit_strides ? NULL : l->strides, l->itemsize);
+            again = mk(l->ndim, l->shape, l->implicit_strides ? NULL : l->strides, l->itemsize);
         else
             assert_ok(strided_layout_slice(l, 0, NULL, &again));
         if (l->slice_offset == 0 || !l->implicit_strides) {
@@ -281,12 +268,10 @@ static void check_flatten_coalesce_reshape(const strided_layout *l)
     assert_ok(strided_layout_flattened_axis_mask(l, &mask));
     assert_ok(strided_layout_flatten_mask(l, mask, &m));
     if (!strided_layout_equal(&m, &f))
-        fail_msg("%s: flatten_mask(mask) gave %s, flatten gave %s", txt(l),
-                 txt(&m), txt(&f));
+        fail_msg("%s: flatten_mask(mask) gave %s, flatten gave %s", txt(l), txt(&m), txt(&f));
     assert_ok(strided_layout_flattened_axis_mask(&f, &fmask));
     if (fmask != 0)
-        fail_msg("%s: flattened %s has mask 0x%llx", txt(l), txt(&f),
-                 (unsigned long long)fmask);
+        fail_msg("%s: flattened %s has mask 0x%llx", txt(l), txt(&f), (unsigned long long)fmask);
 
     assert_ok(strided_layout_coalesce(l, &c));
     if (n == 0) {
@@ -298,19 +283,16 @@ static void check_flatten_coalesce_reshape(const strided_layout *l)
             fail_msg("coalesce of one-element %s gave %s", txt(l), txt(&c));
         for (k = 0; k < c.ndim; k++) {
             if (c.shape[k] == 1)
-                fail_msg("coalesce of %s gave %s with a unit axis", txt(l),
-                         txt(&c));
+                fail_msg("coalesce of %s gave %s with a unit axis", txt(l), txt(&c));
             if (k > 0 && c.strides[k - 1] == c.strides[k] * c.shape[k])
-                fail_msg("coalesce of %s gave %s with mergeable axes", txt(l),
-                         txt(&c));
+                fail_msg("coalesce of %s gave %s with mergeable axes", txt(l), txt(&c));
         }
     }
 
     st = strided_layout_reshape(l, 1, &vol, &r);
     if (n <= 1 || arithmetic(o, n)) {
         if (st != STRIDED_OK)
-            fail_msg("reshape of %s to (%d,) failed: %s", txt(l), n,
-                     strided_last_error());
+            fail_msg("reshape of %s to (%d,) failed: %s", txt(l), n, strided_last_error());
         if (n == 0) {
             if (r.strides[0] != 0)
                 fail_msg("reshape of empty %s gave %s", txt(l), txt(&r));
@@ -321,8 +303,7 @@ static void check_flatten_coalesce_reshape(const strided_layout *l)
         if (f.ndim != 1 && n > 1)
             fail_msg("%s reshapes to 1-d but flattens to %s", txt(l), txt(&f));
     } else if (st != STRIDED_ERR_INVALID_ARGUMENT) {
-        fail_msg("reshape of %s to (%d,) gave status %d, expected a refusal",
-                 txt(l), n, (int)st);
+        fail_msg("reshape of %s to (%d,) gave status %d, expected a refusal", txt(l), n, (int)st);
     }
 }
 
@@ -383,8 +364,7 @@ static void check_permute(const strided_layout *l)
 }
 
 /* Python's slice.indices and the length of the slice. */
-static int64_t slice_indices(int64_t len, const strided_index *x,
-                             int64_t *start)
+static int64_t slice_indices(int64_t len, const strided_index *x, int64_t *start)
 {
     int64_t step = x->step, lower = step > 0 ? 0 : -1;
     int64_t upper = step > 0 ? len : len - 1, b, e;
@@ -425,8 +405,8 @@ static strided_index random_index(int64_t extent)
     if (extent > 0 && rint_in(0, 2) == 0)
         return strided_index_at(rint_in(-extent, extent - 1));
     do
-        x = s_any(rint_in(0, 2) > 0, rint_in(-6, 6), rint_in(0, 2) > 0,
-                  rint_in(-6, 6), rint_in(-3, 3));
+        x = s_any(rint_in(0, 2) > 0, rint_in(-6, 6), rint_in(0, 2) > 0, rint_in(-6, 6),
+                  rint_in(-3, 3));
     while (x.step == 0);
     return x;
 }
@@ -444,8 +424,7 @@ static void check_slice(const strided_layout *l, strided_layout *out_sliced)
     for (k = 0; k < nidx; k++) {
         idx[k] = random_index(l->shape[k]);
         if (idx[k].kind == STRIDED_INDEX_INTEGER) {
-            start[k] = idx[k].start < 0 ? idx[k].start + l->shape[k]
-                                        : idx[k].start;
+            start[k] = idx[k].start < 0 ? idx[k].start + l->shape[k] : idx[k].start;
         } else {
             len[k] = slice_indices(l->shape[k], &idx[k], &start[k]);
             oshape[ond++] = len[k];
@@ -457,19 +436,16 @@ static void check_slice(const strided_layout *l, strided_layout *out_sliced)
         oshape[ond++] = l->shape[k];
     assert_ok(strided_layout_slice(l, nidx, idx, &out));
     if (out.ndim != ond)
-        fail_msg("slice of %s gave %s, expected %d dims", txt(l), txt(&out),
-                 ond);
+        fail_msg("slice of %s gave %s, expected %d dims", txt(l), txt(&out), ond);
     for (k = 0; k < ond; k++) {
         if (out.shape[k] != oshape[k])
-            fail_msg("slice of %s gave %s: extent %d is %lld, expected %lld",
-                     txt(l), txt(&out), k, (long long)out.shape[k],
-                     (long long)oshape[k]);
+            fail_msg("slice of %s gave %s: extent %d is %lld, expected %lld", txt(l), txt(&out), k,
+                     (long long)out.shape[k], (long long)oshape[k]);
     }
     if (empty) {
         for (k = 0; k < ond; k++)
             if (out.strides[k] != 0)
-                fail_msg("empty slice of %s has strides: %s", txt(l),
-                         txt(&out));
+                fail_msg("empty slice of %s has strides: %s", txt(l), txt(&out));
     } else if (volume_of(ond, oshape) > 0) {
         do {
             int q = 0;
@@ -526,8 +502,7 @@ static void check_to_dense(const strided_layout *l)
     qsort(o, (size_t)n, sizeof *o, cmp_i64);
     for (k = 0; k < n; k++)
         if (o[k] != k)
-            fail_msg("to_dense of %s gave %s, offsets not 0..%d", txt(l),
-                     txt(&d), n - 1);
+            fail_msg("to_dense of %s gave %s, offsets not 0..%d", txt(l), txt(&d), n - 1);
 }
 
 static void check_max_itemsize_repack(const strided_layout *l)
@@ -537,16 +512,14 @@ static void check_max_itemsize_repack(const strided_layout *l)
 
     if (l->ndim == 0)
         return;
-    assert_ok(strided_layout_max_compatible_itemsize(l, max_itemsize, 0, -1,
-                                                     &got));
+    assert_ok(strided_layout_max_compatible_itemsize(l, max_itemsize, 0, -1, &got));
     if (got % l->itemsize != 0 || got > max_itemsize || got < l->itemsize)
-        fail_msg("max_compatible_itemsize(%d) of %s (itemsize %d) gave %d",
-                 max_itemsize, txt(l), (int)l->itemsize, got);
+        fail_msg("max_compatible_itemsize(%d) of %s (itemsize %d) gave %d", max_itemsize, txt(l),
+                 (int)l->itemsize, got);
     if (strided_layout_repack(l, got, 0, -1, true, &r) != STRIDED_OK)
-        fail_msg("repack of %s (itemsize %d) to %d failed: %s", txt(l),
-                 (int)l->itemsize, got, strided_last_error());
-    assert_i64(strided_layout_volume(&r) * r.itemsize,
-               strided_layout_volume(l) * l->itemsize);
+        fail_msg("repack of %s (itemsize %d) to %d failed: %s", txt(l), (int)l->itemsize, got,
+                 strided_last_error());
+    assert_i64(strided_layout_volume(&r) * r.itemsize, strided_layout_volume(l) * l->itemsize);
 }
 
 static strided_layout random_layout(void)

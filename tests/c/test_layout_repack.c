@@ -46,19 +46,16 @@ typedef struct max_itemsize_error {
     const char *text;
 } max_itemsize_error;
 
-static strided_layout repacked_at(strided_layout l, int itemsize,
-                                  intptr_t data_ptr, int axis, bool keep_dim,
-                                  const char *file, int line)
+static strided_layout repacked_at(strided_layout l, int itemsize, intptr_t data_ptr, int axis,
+                                  bool keep_dim, const char *file, int line)
 {
     strided_layout out;
-    check_status_(strided_layout_repack(&l, itemsize, data_ptr, axis, keep_dim,
-                                        &out),
-                  STRIDED_OK, file, line);
+    check_status_(strided_layout_repack(&l, itemsize, data_ptr, axis, keep_dim, &out), STRIDED_OK,
+                  file, line);
     return out;
 }
-#define repacked(l, itemsize, data_ptr, axis, keep_dim)                        \
-    repacked_at((l), (itemsize), (data_ptr), (axis), (keep_dim), __FILE__,     \
-                __LINE__)
+#define repacked(l, itemsize, data_ptr, axis, keep_dim) \
+    repacked_at((l), (itemsize), (data_ptr), (axis), (keep_dim), __FILE__, __LINE__)
 
 static void check_repacks(const repack_case *cases, size_t n)
 {
@@ -66,8 +63,8 @@ static void check_repacks(const repack_case *cases, size_t n)
         const repack_case *c = &cases[i];
         strided_layout out;
         fill_sentinel(&out, sizeof out);
-        check_layout_outcome_(strided_layout_repack(&c->in, c->itemsize, c->data_ptr,
-                                                    c->axis, c->keep_dim, &out),
+        check_layout_outcome_(strided_layout_repack(&c->in, c->itemsize, c->data_ptr, c->axis,
+                                                    c->keep_dim, &out),
                               &out, c->code, "repack", c->want, c->itemsize, AT(c));
     }
 }
@@ -128,9 +125,8 @@ static void test_repack_round_trips(void **state)
     } cases[] = {
         CASE(sliced(mk_c(DIMS(5, 8), 4), S_ALL, S_(2, 6, 1)), 8, -1, "(5,2):(4,1)+1"),
         /* A case of cuda.core's tests. */
-        CASE(sliced(permuted(mk_c(DIMS(12, 3, 24), 2), 1, 2, 0), S_REV, s_from(20),
-                    s_from(1)),
-             8, 1, "(3,1,11):(-6,1,18)+35"),
+        CASE(sliced(permuted(mk_c(DIMS(12, 3, 24), 2), 1, 2, 0), S_REV, s_from(20), s_from(1)), 8,
+             1, "(3,1,11):(-6,1,18)+35"),
         /* Itemsizes that are not powers of two. */
         CASE(mk_c(DIMS(4, 6), 3), 6, -1, "(4,3):(3,1)"),
         CASE(mk_c(DIMS(2, 5), 12), 4, -1, "(2,15):(15,1)"),
@@ -140,12 +136,10 @@ static void test_repack_round_trips(void **state)
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         const struct round_trip_case *c = &cases[i];
         strided_layout there, back;
-        check_status_(strided_layout_repack(&c->in, c->itemsize, 0, c->axis, true,
-                                            &there),
+        check_status_(strided_layout_repack(&c->in, c->itemsize, 0, c->axis, true, &there),
                       STRIDED_OK, AT(c));
         check_layout_(&there, c->want, c->itemsize, false, AT(c));
-        check_status_(strided_layout_repack(&there, c->in.itemsize, 0, c->axis, true,
-                                            &back),
+        check_status_(strided_layout_repack(&there, c->in.itemsize, 0, c->axis, true, &back),
                       STRIDED_OK, AT(c));
         check_layout_eq_(&back, &c->in, true, AT(c));
     }
@@ -213,12 +207,10 @@ static void test_repack_refusals(void **state)
              "The data pointer (4) must be aligned to the packed itemsize (8)."),
         CASE(mk(DIMS(5, 0), I64(0, 3), 4), 8, 0, 1, true, STRIDED_ERR_INVALID_ARGUMENT,
              "The axis 1 stride must be 1, got 3."),
-        CASE(sliced(c56, S_ALL, S_(1, 4, 1)), 8, 0, 1, true,
-             STRIDED_ERR_INVALID_ARGUMENT,
+        CASE(sliced(c56, S_ALL, S_(1, 4, 1)), 8, 0, 1, true, STRIDED_ERR_INVALID_ARGUMENT,
              "The axis 1 extent (3) must be divisible by 2."),
-        CASE(sliced(mk(DIMS(3, 4), I64(5, 1), 4), S_ALL, S_(1, 3, 1)), 8, 0, 1,
-             true, STRIDED_ERR_INVALID_ARGUMENT,
-             "The slice offset (1) must be divisible by 2."),
+        CASE(sliced(mk(DIMS(3, 4), I64(5, 1), 4), S_ALL, S_(1, 3, 1)), 8, 0, 1, true,
+             STRIDED_ERR_INVALID_ARGUMENT, "The slice offset (1) must be divisible by 2."),
         /* Unpacking, each rule broken alone. */
         CASE(c54_8, 4, 0, 9, true, STRIDED_ERR_INVALID_ARGUMENT,
              "Invalid axis: 9 out of range for 2D tensor"),
@@ -242,10 +234,9 @@ static void test_repack_refusals(void **state)
         CASE(mk(DIMS(5, 0), I64(0, 7), 8), 4, 0, 1, true, STRIDED_ERR_INVALID_ARGUMENT,
              "The axis 1 extent must be non-zero, got 0."),
         /* Unpacking overflows: a stride, an extent, the slice offset. */
-        CASE(raw(DIMS(2, 4), I64(P61, 1), 8), 1, 0, -1, true, STRIDED_ERR_OVERFLOW,
-             NULL),
-        CASE(raw(DIMS(2, INT64_C(1) << 60), I64(INT64_C(1) << 60, 1), 8), 1, 0, -1,
-             true, STRIDED_ERR_OVERFLOW, NULL),
+        CASE(raw(DIMS(2, 4), I64(P61, 1), 8), 1, 0, -1, true, STRIDED_ERR_OVERFLOW, NULL),
+        CASE(raw(DIMS(2, INT64_C(1) << 60), I64(INT64_C(1) << 60, 1), 8), 1, 0, -1, true,
+             STRIDED_ERR_OVERFLOW, NULL),
         CASE(far, 1, 0, -1, true, STRIDED_ERR_OVERFLOW, NULL),
     };
 
@@ -261,9 +252,8 @@ static void test_max_compatible_itemsize(void **state)
 {
     strided_layout c12 = mk_c(DIMS(12), 1);
     strided_layout c4_3 = mk_c(DIMS(4), 3), c5_3 = mk_c(DIMS(5), 3);
-    strided_layout permuted_slice =
-        sliced(permuted(mk_c(DIMS(12, 3, 24), 2), 1, 2, 0), S_REV, s_from(20),
-               s_from(1));
+    strided_layout permuted_slice = sliced(permuted(mk_c(DIMS(12, 3, 24), 2), 1, 2, 0), S_REV,
+                                           s_from(20), s_from(1));
     int64_t shape64[64];
 
     SHAPE64(shape64, 1, 3, 63, 4);
@@ -308,8 +298,8 @@ static void test_max_compatible_itemsize(void **state)
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         const max_itemsize_case *c = &cases[i];
         int out = -1;
-        check_status_(strided_layout_max_compatible_itemsize(
-                          &c->in, c->max_itemsize, c->data_ptr, c->axis, &out),
+        check_status_(strided_layout_max_compatible_itemsize(&c->in, c->max_itemsize, c->data_ptr,
+                                                             c->axis, &out),
                       STRIDED_OK, AT(c));
         check_i64_(out, c->want, "max compatible itemsize", AT(c));
     }
@@ -322,8 +312,7 @@ static void test_max_compatible_itemsize_refusals(void **state)
         CASE(c54, 0, 0, -1, "max_itemsize must be greater than zero, got 0."),
         CASE(c54, -16, 0, -1, "max_itemsize must be greater than zero, got -16."),
         CASE(c54, 16, 0, 9, "Invalid axis: 9 out of range for 2D tensor"),
-        CASE(mk_c(0, NULL, 4), 16, 0, -1,
-             "Invalid axis: -1 out of range for 0D tensor"),
+        CASE(mk_c(0, NULL, 4), 16, 0, -1, "Invalid axis: -1 out of range for 0D tensor"),
         CASE(c54_8, 4, 0, -1, "max_itemsize (4) cannot be less than itemsize (8)."),
         /* max_itemsize is checked first, then the axis, then max_itemsize
          * against the itemsize. */
@@ -335,10 +324,9 @@ static void test_max_compatible_itemsize_refusals(void **state)
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         const max_itemsize_error *c = &cases[i];
         int out = -7;
-        check_error_(strided_layout_max_compatible_itemsize(
-                         &c->in, c->max_itemsize, c->data_ptr, c->axis, &out),
-                     STRIDED_ERR_INVALID_ARGUMENT, "max_compatible_itemsize",
-                     c->text, AT(c));
+        check_error_(strided_layout_max_compatible_itemsize(&c->in, c->max_itemsize, c->data_ptr,
+                                                            c->axis, &out),
+                     STRIDED_ERR_INVALID_ARGUMENT, "max_compatible_itemsize", c->text, AT(c));
         check_i64_(out, -7, "out", AT(c));
     }
 }

@@ -43,8 +43,8 @@ static void test_reshape_views(void **state)
         /* A -1 extent takes what the volume leaves. */
         CASE(c765, DIMS(70, -1), STRIDED_OK, "(70,3):(3,1)"),
         CASE(c765, DIMS(-1, 70), STRIDED_OK, "(3,70):(70,1)"),
-        CASE(mk_c(DIMS(INT64_MAX), 1), DIMS(7, -1),
-             STRIDED_OK, "(7,1317624576693539401):(1317624576693539401,1)"),
+        CASE(mk_c(DIMS(INT64_MAX), 1), DIMS(7, -1), STRIDED_OK,
+             "(7,1317624576693539401):(1317624576693539401,1)"),
         /* Splits of C-dense rows, cuda.core's cases. */
         CASE(c12, DIMS(2, 3, 2, 11), STRIDED_OK, "(2,3,2,11):(66,22,11,1)"),
         CASE(c12, DIMS(2, 3, 11, 2), STRIDED_OK, "(2,3,11,2):(66,22,2,1)"),
@@ -62,16 +62,15 @@ static void test_reshape_views(void **state)
         CASE(mk_implicit(DIMS(2, 3), 4), DIMS(2, 3), STRIDED_OK, "(2,3):(3,1)"),
         CASE(mk_implicit(DIMS(2, 3), 4), DIMS(3, 2), STRIDED_OK, "(3,2):(2,1)"),
         /* Sliced, reversed and permuted inputs; the slice offset stays. */
-        CASE(sliced(mk_c(DIMS(13, 3), 2), s_from(1), S_ALL), DIMS(6, 6),
-             STRIDED_OK, "(6,6):(6,1)+3"),
+        CASE(sliced(mk_c(DIMS(13, 3), 2), s_from(1), S_ALL), DIMS(6, 6), STRIDED_OK,
+             "(6,6):(6,1)+3"),
         CASE(rev01, DIMS(100, 10), STRIDED_OK, "(100,10):(-10,1)+990"),
         CASE(rev01, DIMS(10, 10, 10), STRIDED_OK, "(10,10,10):(-100,-10,1)+990"),
-        CASE(sliced(c10, S_REV, S_REV, S_REV), DIMS(1000),
-             STRIDED_OK, "(1000,):(-1,)+999"),
+        CASE(sliced(c10, S_REV, S_REV, S_REV), DIMS(1000), STRIDED_OK, "(1000,):(-1,)+999"),
         CASE(permuted(c232, 1, 2, 0), DIMS(6, 2), STRIDED_OK, "(6,2):(1,6)"),
         CASE(permuted(c232, 1, 0, 2), DIMS(3, 2, 2), STRIDED_OK, "(3,2,2):(2,6,1)"),
-        CASE(sliced(mk_c(DIMS(12, 4), 1), S_ALL, s_to(-1)), DIMS(6, 2, 3),
-             STRIDED_OK, "(6,2,3):(8,4,1)"),
+        CASE(sliced(mk_c(DIMS(12, 4), 1), S_ALL, s_to(-1)), DIMS(6, 2, 3), STRIDED_OK,
+             "(6,2,3):(8,4,1)"),
         /* 0-d layouts have volume 1. */
         CASE(c0d, 0, NULL, STRIDED_OK, "():()"),
         CASE(c0d, DIMS(1), STRIDED_OK, "(1,):(1,)"),
@@ -80,8 +79,8 @@ static void test_reshape_views(void **state)
         CASE(c1, 0, NULL, STRIDED_OK, "():()"),
         CASE(c1, DIMS(-1), STRIDED_OK, "(1,):(1,)"),
         /* Empty layouts take zero strides, whatever their strides were. */
-        CASE(e303, DIMS(2, 3, 4, 5, 6, 7, 0, 12),
-             STRIDED_OK, "(2,3,4,5,6,7,0,12):(0,0,0,0,0,0,0,0)"),
+        CASE(e303, DIMS(2, 3, 4, 5, 6, 7, 0, 12), STRIDED_OK,
+             "(2,3,4,5,6,7,0,12):(0,0,0,0,0,0,0,0)"),
         CASE(e303, DIMS(0), STRIDED_OK, "(0,):(0,)"),
         CASE(e0, DIMS(0), STRIDED_OK, "(0,):(0,)"),
         CASE(e0, DIMS(1, -1), STRIDED_OK, "(1,0):(0,0)"),
@@ -124,23 +123,22 @@ static void test_reshape_refusals(void **state)
     int64_t ones[65];
     const shape_case cases[] = {
         /* Strides that no view of the new shape has. */
-        CASE(permuted(mk_c(DIMS(5, 3, 4), 1), 2, 0, 1), DIMS(20, 3),
-             STRIDED_ERR_INVALID_ARGUMENT, INCOMPATIBLE),
+        CASE(permuted(mk_c(DIMS(5, 3, 4), 1), 2, 0, 1), DIMS(20, 3), STRIDED_ERR_INVALID_ARGUMENT,
+             INCOMPATIBLE),
         CASE(f46, DIMS(3, 8), STRIDED_ERR_INVALID_ARGUMENT, INCOMPATIBLE),
         /* The message shows the layout and the shape (the example message
          * of strided/status.h). */
         CASE(f46, DIMS(3, 8), STRIDED_ERR_INVALID_ARGUMENT,
              INCOMPATIBLE ": cannot view (4,6):(1,4) as (3,8) without a copy"),
-        CASE(sliced(c10, S_REV, S_REV, S_ALL), DIMS(10, 100),
-             STRIDED_ERR_INVALID_ARGUMENT, INCOMPATIBLE),
-        CASE(sliced(c10, S_ALL, S_ALL, S_REV), DIMS(10, 100),
-             STRIDED_ERR_INVALID_ARGUMENT, INCOMPATIBLE),
-        CASE(sliced(c10, S_REV, S_ALL, S_REV), DIMS(1000),
-             STRIDED_ERR_INVALID_ARGUMENT, INCOMPATIBLE),
+        CASE(sliced(c10, S_REV, S_REV, S_ALL), DIMS(10, 100), STRIDED_ERR_INVALID_ARGUMENT,
+             INCOMPATIBLE),
+        CASE(sliced(c10, S_ALL, S_ALL, S_REV), DIMS(10, 100), STRIDED_ERR_INVALID_ARGUMENT,
+             INCOMPATIBLE),
+        CASE(sliced(c10, S_REV, S_ALL, S_REV), DIMS(1000), STRIDED_ERR_INVALID_ARGUMENT,
+             INCOMPATIBLE),
         CASE(p120, DIMS(2, 6), STRIDED_ERR_INVALID_ARGUMENT, INCOMPATIBLE),
         CASE(p120, DIMS(12), STRIDED_ERR_INVALID_ARGUMENT, INCOMPATIBLE),
-        CASE(permuted(c232, 1, 0, 2), DIMS(3, 4), STRIDED_ERR_INVALID_ARGUMENT,
-             INCOMPATIBLE),
+        CASE(permuted(c232, 1, 0, 2), DIMS(3, 4), STRIDED_ERR_INVALID_ARGUMENT, INCOMPATIBLE),
         CASE(sliced(mk_c(DIMS(12, 4), 1), S_ALL, s_to(-1)), DIMS(6, 6),
              STRIDED_ERR_INVALID_ARGUMENT, INCOMPATIBLE),
         CASE(mk_c(DIMS(1), 4), 65, filled(ones, 65, 1), STRIDED_ERR_INVALID_ARGUMENT,
@@ -148,20 +146,14 @@ static void test_reshape_refusals(void **state)
         /* One left-to-right pass: the first bad extent is reported, so
          * (-2,-1,-1) reports the negative extent, (-1,6,-1) the repeated -1
          * and (-1,-2) passes the -1, then meets -2. */
-        CASE(c765, DIMS(71, -2), STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
-        CASE(c765, DIMS(-2, 71), STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
-        CASE(c765, DIMS(-2, -1, -1), STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
-        CASE(c765, DIMS(-2, -1, -2), STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
-        CASE(c765, DIMS(-7, 6, -5), STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
+        CASE(c765, DIMS(71, -2), STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
+        CASE(c765, DIMS(-2, 71), STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
+        CASE(c765, DIMS(-2, -1, -1), STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
+        CASE(c765, DIMS(-2, -1, -2), STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
+        CASE(c765, DIMS(-7, 6, -5), STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
         CASE(c765, DIMS(-1, 6, -1), STRIDED_ERR_INVALID_ARGUMENT,
              "There can be at most one -1 extent in a shape"),
-        CASE(c765, DIMS(-1, -2), STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
+        CASE(c765, DIMS(-1, -2), STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
         /* The volumes differ. */
         CASE(mk_c(DIMS(2, 3), 4), 0, NULL, STRIDED_ERR_INVALID_ARGUMENT,
              "The original volume 6 and the new volume 1 must be equal."),
@@ -171,8 +163,7 @@ static void test_reshape_refusals(void **state)
              "The original volume 0 and the new volume 3 must be equal."),
         CASE(mk_c(DIMS(18), 4), DIMS(0), STRIDED_ERR_INVALID_ARGUMENT,
              "The original volume 18 and the new volume 0 must be equal."),
-        CASE(sliced(mk_c(DIMS(3), 4), s_from(3)), DIMS(3),
-             STRIDED_ERR_INVALID_ARGUMENT,
+        CASE(sliced(mk_c(DIMS(3), 4), s_from(3)), DIMS(3), STRIDED_ERR_INVALID_ARGUMENT,
              "The original volume 0 and the new volume 3 must be equal."),
         /* A -1 beside a zero extent could stand for anything. */
         CASE(c765, DIMS(5, 0, -1), STRIDED_ERR_INVALID_ARGUMENT,
@@ -189,8 +180,7 @@ static void test_reshape_refusals(void **state)
              "sub-volume 71."),
         /* The new volume overflows int64, also beside a -1. */
         CASE(c4, DIMS(INT64_C(1) << 32, INT64_C(1) << 32), STRIDED_ERR_OVERFLOW, NULL),
-        CASE(c4, DIMS(INT64_C(1) << 32, -1, INT64_C(1) << 32),
-             STRIDED_ERR_OVERFLOW, NULL),
+        CASE(c4, DIMS(INT64_C(1) << 32, -1, INT64_C(1) << 32), STRIDED_ERR_OVERFLOW, NULL),
         /* A leading unit axis takes the stride of the group it joins times
          * that group's extent: 2 * 2^62 overflows. */
         CASE(mk(DIMS(2), I64(P62), 1), DIMS(1, 2), STRIDED_ERR_OVERFLOW, NULL),

@@ -27,15 +27,13 @@ static void check_slices(const slice_case *cases, size_t n)
         const slice_case *c = &cases[i];
         strided_layout out;
         fill_sentinel(&out, sizeof out);
-        check_layout_outcome_(strided_layout_slice(&c->in, c->nidx, c->idx, &out),
-                              &out, c->code, "slice", c->want, c->in.itemsize,
-                              AT(c));
+        check_layout_outcome_(strided_layout_slice(&c->in, c->nidx, c->idx, &out), &out, c->code,
+                              "slice", c->want, c->in.itemsize, AT(c));
     }
 }
 
-#define TOO_MANY_SLICES(n, ndim)                                               \
-    "The number of slices (" #n ") is greater than the number of dimensions (" \
-    #ndim ")."
+#define TOO_MANY_SLICES(n, ndim) \
+    "The number of slices (" #n ") is greater than the number of dimensions (" #ndim ")."
 
 static void test_slice(void **state)
 {
@@ -47,8 +45,7 @@ static void test_slice(void **state)
     strided_layout huge = mk_c(DIMS(INT64_MAX), 1);
     const slice_case cases[] = {
         /* The example of strided_layout_format's documentation. */
-        CASE(mk_c(DIMS(5, 3, 7), 1), INDICES(s_from(1), S_REV),
-             STRIDED_OK, "(4,3,7):(21,-7,1)+35"),
+        CASE(mk_c(DIMS(5, 3, 7), 1), INDICES(s_from(1), S_REV), STRIDED_OK, "(4,3,7):(21,-7,1)+35"),
         CASE(mk_implicit(DIMS(12), 4), INDICES(S_ALL), STRIDED_OK, "(12,):(1,)"),
         /* Reversed, and reversed back. */
         CASE(c13, INDICES(S_REV), STRIDED_OK, "(13,):(-1,)+12"),
@@ -59,19 +56,16 @@ static void test_slice(void **state)
         CASE(c13, INDICES(S_(2, -3, 1)), STRIDED_OK, "(8,):(1,)+2"),
         CASE(c13, INDICES(S_(2, -3, 2)), STRIDED_OK, "(4,):(2,)+2"),
         CASE(c13, INDICES(S_(-3, 2, -2)), STRIDED_OK, "(4,):(-2,)+10"),
-        CASE(sliced(c13, S_(-3, 2, -2)), INDICES(S_(1, 3, 1)), STRIDED_OK,
-             "(2,):(-2,)+8"),
-        CASE(sliced(mk_c(DIMS(3, 5), 4), s_to(2)), INDICES(S_ALL, s_from(3)),
-             STRIDED_OK, "(2,2):(5,1)+3"),
+        CASE(sliced(c13, S_(-3, 2, -2)), INDICES(S_(1, 3, 1)), STRIDED_OK, "(2,):(-2,)+8"),
+        CASE(sliced(mk_c(DIMS(3, 5), 4), s_to(2)), INDICES(S_ALL, s_from(3)), STRIDED_OK,
+             "(2,2):(5,1)+3"),
         /* Integers remove their axis and add its offset. */
         CASE(c11_12_3, INDICES(S_ALL, S_AT(0), s_to(-1)), STRIDED_OK, "(11,2):(36,1)"),
         CASE(c11_12_3, INDICES(S_AT(0), S_AT(1), s_to(-1)), STRIDED_OK, "(2,):(1,)+3"),
         CASE(c11_12_3, INDICES(S_AT(0), S_AT(1), S_AT(2)), STRIDED_OK, "():()+5"),
         CASE(c11_12_3, INDICES(S_AT(-2)), STRIDED_OK, "(12,3):(3,1)+324"),
-        CASE(sliced(c11_12_3_5, S_AT(0)), INDICES(S_AT(1)), STRIDED_OK,
-             "(3,5):(5,1)+15"),
-        CASE(c11_12_3_5, INDICES(S_ALL, S_AT(1), s_to(-1)),
-             STRIDED_OK, "(11,2,5):(180,5,1)+15"),
+        CASE(sliced(c11_12_3_5, S_AT(0)), INDICES(S_AT(1)), STRIDED_OK, "(3,5):(5,1)+15"),
+        CASE(c11_12_3_5, INDICES(S_ALL, S_AT(1), s_to(-1)), STRIDED_OK, "(11,2,5):(180,5,1)+15"),
         /* Bounds clamp like Python's. */
         CASE(c5, INDICES(S_(-100, 100, 1)), STRIDED_OK, "(5,):(1,)"),
         CASE(c5, INDICES(S_(100, -100, -1)), STRIDED_OK, "(5,):(-1,)+4"),
@@ -82,27 +76,21 @@ static void test_slice(void **state)
         CASE(c5, INDICES(strided_index_all(2)), STRIDED_OK, "(3,):(2,)"),
         /* Steps past the end leave one element, whose stride may be huge. */
         CASE(c5, INDICES(strided_index_all(7)), STRIDED_OK, "(1,):(7,)"),
-        CASE(c5, INDICES(strided_index_all(INT64_MAX / 4)),
-             STRIDED_OK, "(1,):(2305843009213693951,)"),
-        CASE(mk_c(DIMS(5), 1), INDICES(S_(0, 5, INT64_MAX)),
-             STRIDED_OK, "(1,):(9223372036854775807,)"),
+        CASE(c5, INDICES(strided_index_all(INT64_MAX / 4)), STRIDED_OK,
+             "(1,):(2305843009213693951,)"),
+        CASE(mk_c(DIMS(5), 1), INDICES(S_(0, 5, INT64_MAX)), STRIDED_OK,
+             "(1,):(9223372036854775807,)"),
         /* The largest extent. */
         CASE(huge, INDICES(S_AT(-1)), STRIDED_OK, "():()+9223372036854775806"),
-        CASE(huge, INDICES(S_(0, INT64_MAX, INT64_MAX)),
-             STRIDED_OK, "(1,):(9223372036854775807,)"),
-        CASE(huge, INDICES(S_REV), STRIDED_OK,
-             "(9223372036854775807,):(-1,)+9223372036854775806"),
-        CASE(huge, INDICES(strided_index_all(2)), STRIDED_OK,
-             "(4611686018427387904,):(2,)"),
+        CASE(huge, INDICES(S_(0, INT64_MAX, INT64_MAX)), STRIDED_OK, "(1,):(9223372036854775807,)"),
+        CASE(huge, INDICES(S_REV), STRIDED_OK, "(9223372036854775807,):(-1,)+9223372036854775806"),
+        CASE(huge, INDICES(strided_index_all(2)), STRIDED_OK, "(4611686018427387904,):(2,)"),
         /* Empty results take zero strides, and still add the offsets of
          * their integers and of the starts of non-empty slices. */
         CASE(mk_c(DIMS(3, 5), 4), INDICES(S_(5, 4, 1)), STRIDED_OK, "(0,5):(0,0)"),
-        CASE(mk_c(DIMS(3, 4, 5), 4), INDICES(S_(1, 1, 1), S_AT(2)),
-             STRIDED_OK, "(0,5):(0,0)+10"),
-        CASE(mk_c(DIMS(3, 4), 1), INDICES(S_AT(1), S_(2, 2, 1)), STRIDED_OK,
-             "(0,):(0,)+4"),
-        CASE(mk(DIMS(0, 3), I64(3, 1), 4), INDICES(S_ALL, s_from(1)),
-             STRIDED_OK, "(0,2):(0,0)+1"),
+        CASE(mk_c(DIMS(3, 4, 5), 4), INDICES(S_(1, 1, 1), S_AT(2)), STRIDED_OK, "(0,5):(0,0)+10"),
+        CASE(mk_c(DIMS(3, 4), 1), INDICES(S_AT(1), S_(2, 2, 1)), STRIDED_OK, "(0,):(0,)+4"),
+        CASE(mk(DIMS(0, 3), I64(3, 1), 4), INDICES(S_ALL, s_from(1)), STRIDED_OK, "(0,2):(0,0)+1"),
     };
 
     (void)state;
@@ -175,10 +163,8 @@ static void test_slice_refusals(void **state)
              TOO_MANY_SLICES(1, 0)),
         CASE(c35, INDICES(S_ALL, strided_index_all(0)), STRIDED_ERR_INVALID_ARGUMENT,
              "slice step cannot be zero"),
-        CASE(c35, INDICES(S_(0, 2, 0)), STRIDED_ERR_INVALID_ARGUMENT,
-             "slice step cannot be zero"),
-        CASE(c11_12_3, INDICES(S_AT(0), S_AT(1), S_AT(5)),
-             STRIDED_ERR_INVALID_ARGUMENT,
+        CASE(c35, INDICES(S_(0, 2, 0)), STRIDED_ERR_INVALID_ARGUMENT, "slice step cannot be zero"),
+        CASE(c11_12_3, INDICES(S_AT(0), S_AT(1), S_AT(5)), STRIDED_ERR_INVALID_ARGUMENT,
              "Invalid index: 5 out of range for axis 2 with extent 3"),
         CASE(c11_12_3, INDICES(S_AT(-42)), STRIDED_ERR_INVALID_ARGUMENT,
              "Invalid index: -42 out of range for axis 0 with extent 11"),
@@ -193,17 +179,15 @@ static void test_slice_refusals(void **state)
         CASE(c11, INDICES(unknown), STRIDED_ERR_INVALID_ARGUMENT, NULL),
         /* A stride whose byte value overflows is refused, even on an axis
          * of one element (strides in bytes must stay representable). */
-        CASE(mk_c(DIMS(5), 4), INDICES(strided_index_all(INT64_MAX)),
-             STRIDED_ERR_OVERFLOW, NULL),
-        CASE(mk(DIMS(5), I64(2), 4), INDICES(strided_index_all(INT64_MAX)),
-             STRIDED_ERR_OVERFLOW, NULL),
-        CASE(raw(DIMS(3), I64(P61), 4), INDICES(strided_index_all(4)),
-             STRIDED_ERR_OVERFLOW, NULL),
+        CASE(mk_c(DIMS(5), 4), INDICES(strided_index_all(INT64_MAX)), STRIDED_ERR_OVERFLOW, NULL),
+        CASE(mk(DIMS(5), I64(2), 4), INDICES(strided_index_all(INT64_MAX)), STRIDED_ERR_OVERFLOW,
+             NULL),
+        CASE(raw(DIMS(3), I64(P61), 4), INDICES(strided_index_all(4)), STRIDED_ERR_OVERFLOW, NULL),
         CASE(min_stride, INDICES(S_REV), STRIDED_ERR_OVERFLOW, NULL),
         /* An empty layout's offsets are unchecked; an integer index still
          * adds 2 * INT64_MAX to the offset. */
-        CASE(mk(DIMS(0, 3), I64(0, INT64_MAX), 1), INDICES(S_ALL, S_AT(2)),
-             STRIDED_ERR_OVERFLOW, NULL),
+        CASE(mk(DIMS(0, 3), I64(0, INT64_MAX), 1), INDICES(S_ALL, S_AT(2)), STRIDED_ERR_OVERFLOW,
+             NULL),
     };
 
     (void)state;

@@ -16,8 +16,7 @@ typedef struct squeeze_case {
     const char *want;
 } squeeze_case;
 
-#define TOO_MANY_DIMS                                                          \
-    "Unsupported number of dimensions: 65. Max supported ndim is 64"
+#define TOO_MANY_DIMS "Unsupported number of dimensions: 65. Max supported ndim is 64"
 
 /* A C-dense layout of ndim axes (itemsize 4): axis `at` of the given extent,
  * every other axis of extent 1. */
@@ -33,8 +32,7 @@ static void test_squeeze(void **state)
 {
     const squeeze_case cases[] = {
         CASE(mk_c(DIMS(1, 5, 4, 3), 4), "(5,4,3):(12,3,1)"),
-        CASE(sliced(mk_c(DIMS(1, 5, 1, 4, 3), 4), S_ALL, s_from(-1), S_ALL),
-             "(4,3):(3,1)+48"),
+        CASE(sliced(mk_c(DIMS(1, 5, 1, 4, 3), 4), S_ALL, s_from(-1), S_ALL), "(4,3):(3,1)+48"),
         /* Nothing left: 0-d, with explicit strides. */
         CASE(mk_implicit(0, NULL, 4), "():()"),
         CASE(mk_c(DIMS(1, 1, 1), 4), "():()"),
@@ -50,8 +48,8 @@ static void test_squeeze(void **state)
         const squeeze_case *c = &cases[i];
         strided_layout out;
         fill_sentinel(&out, sizeof out);
-        check_layout_outcome_(strided_layout_squeeze(&c->in, &out), &out, STRIDED_OK,
-                              "squeeze", c->want, c->in.itemsize, AT(c));
+        check_layout_outcome_(strided_layout_squeeze(&c->in, &out), &out, STRIDED_OK, "squeeze",
+                              c->want, c->in.itemsize, AT(c));
     }
 }
 
@@ -77,8 +75,8 @@ static void test_unsqueeze(void **state)
         CASE(c0d, AXES(-1), STRIDED_OK, "(1,):(1,)"),
         CASE(mk_implicit(DIMS(2, 3), 4), AXES(2), STRIDED_OK, "(2,3,1):(3,1,1)"),
         CASE(mk_c(DIMS(2, 3), 4), 0, NULL, STRIDED_OK, "(2,3):(3,1)"),
-        CASE(sliced(mk_c(DIMS(5, 3, 7), 1), s_from(1), S_REV), AXES(1),
-             STRIDED_OK, "(4,1,3,7):(21,-21,-7,1)+35"),
+        CASE(sliced(mk_c(DIMS(5, 3, 7), 1), s_from(1), S_REV), AXES(1), STRIDED_OK,
+             "(4,1,3,7):(21,-21,-7,1)+35"),
     };
 
     (void)state;
@@ -115,10 +113,8 @@ static void test_unsqueeze_refusals(void **state)
         CASE(c34, AXES(-4), STRIDED_ERR_INVALID_ARGUMENT,
              "Invalid axis: -4 out of range for 3D tensor"),
         /* Repeated after negative axes count from the end. */
-        CASE(c34, AXES(0, 0), STRIDED_ERR_INVALID_ARGUMENT,
-             "Axis 0 appears multiple times."),
-        CASE(c34, AXES(1, -3), STRIDED_ERR_INVALID_ARGUMENT,
-             "Axis 1 appears multiple times."),
+        CASE(c34, AXES(0, 0), STRIDED_ERR_INVALID_ARGUMENT, "Axis 0 appears multiple times."),
+        CASE(c34, AXES(1, -3), STRIDED_ERR_INVALID_ARGUMENT, "Axis 1 appears multiple times."),
         CASE(unit_axes(64, 0, 1), AXES(0), STRIDED_ERR_INVALID_ARGUMENT, TOO_MANY_DIMS),
         /* The number of dimensions is checked before the axes. */
         CASE(unit_axes(63, 0, 1), AXES(99, 99), STRIDED_ERR_INVALID_ARGUMENT,
@@ -204,15 +200,13 @@ static void test_broadcast_refusals(void **state)
         CASE(c23, DIMS(2, 5), STRIDED_ERR_INVALID_ARGUMENT,
              "Shapes cannot be broadcast together: the original extent must "
              "be 1 or be equal to broadcast extent, got 3 and 5 for axis 1."),
-        CASE(c23, DIMS(2, -3), STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
+        CASE(c23, DIMS(2, -3), STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
         /* The extents are checked before the number of dimensions. */
-        CASE(c23, DIMS(-1), STRIDED_ERR_INVALID_ARGUMENT,
-             "Extents must be non-negative"),
+        CASE(c23, DIMS(-1), STRIDED_ERR_INVALID_ARGUMENT, "Extents must be non-negative"),
         CASE(mk_c(DIMS(1), 4), 65, filled(ones, 65, 1), STRIDED_ERR_INVALID_ARGUMENT,
              TOO_MANY_DIMS),
-        CASE(mk_c(DIMS(1, 1), 4), DIMS(INT64_C(1) << 32, INT64_C(1) << 32),
-             STRIDED_ERR_OVERFLOW, NULL),
+        CASE(mk_c(DIMS(1, 1), 4), DIMS(INT64_C(1) << 32, INT64_C(1) << 32), STRIDED_ERR_OVERFLOW,
+             NULL),
     };
 
     (void)state;

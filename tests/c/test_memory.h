@@ -36,8 +36,8 @@ typedef struct counting {
     strided_status fail_with;     /* allocate fails with this when not OK */
 } counting;
 
-static inline strided_status counting_allocate(void *self, size_t size,
-                                               void *stream, void **out_ptr)
+static inline strided_status counting_allocate(void *self, size_t size, void *stream,
+                                               void **out_ptr)
 {
     counting *c = self;
     if (c->fail_with != STRIDED_OK)
@@ -52,8 +52,7 @@ static inline strided_status counting_allocate(void *self, size_t size,
     return STRIDED_OK;
 }
 
-static inline void counting_deallocate(void *self, void *ptr, size_t size,
-                                       void *stream)
+static inline void counting_deallocate(void *self, void *ptr, size_t size, void *stream)
 {
     counting *c = self;
     atomic_store(&c->freed_ptr, ptr);

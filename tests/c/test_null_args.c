@@ -91,8 +91,7 @@ static void count_delete_legacy(strided_dl_managed_tensor *self)
 }
 
 /* A user resource whose callbacks must never run here. */
-static strided_status refuse_allocate(void *self, size_t size, void *stream,
-                                      void **out_ptr)
+static strided_status refuse_allocate(void *self, size_t size, void *stream, void **out_ptr)
 {
     (void)self;
     (void)size;
@@ -129,8 +128,7 @@ static void fixture_init(fixture *f)
     f->tensor_shape[0] = 2;
     f->tensor_shape[1] = 3;
     f->info = (strided_memory_info){STRIDED_MEMORY_HOST, -1, true, false, false, false, 0};
-    f->ops = (strided_memory_resource_ops){refuse_allocate, refuse_deallocate, count_destroy,
-                                           NULL};
+    f->ops = (strided_memory_resource_ops){refuse_allocate, refuse_deallocate, count_destroy, NULL};
     f->ops_without_allocate = f->ops;
     f->ops_without_allocate.allocate = NULL;
     f->props = (strided_memory_resource_props){true, false, false, -1, false};
@@ -156,242 +154,240 @@ static void fixture_release(fixture *f)
  * NULL for parameter; the message's operation part must contain
  * operation and its reason parameter; deletes is how many times an
  * imported tensor's deleter must have run. */
-#define NULL_CASES(X)                                                                        \
-    /* strided/layout.h */                                                                   \
-    X(init_out, "strided_layout_init", "out", "init", 0,                                     \
-      strided_layout_init(NULL, DIMS(2, 3), NULL, 4))                                        \
-    X(init_shape, "strided_layout_init", "shape", "init", 0,                                 \
-      strided_layout_init(&o->layout, 2, NULL, NULL, 4))                                     \
-    X(init_byte_strides_out, "strided_layout_init_byte_strides", "out", "init", 0,           \
-      strided_layout_init_byte_strides(NULL, DIMS(2, 3), I64(12, 4), 4))                     \
-    X(init_byte_strides_shape, "strided_layout_init_byte_strides", "shape", "init", 0,       \
-      strided_layout_init_byte_strides(&o->layout, 2, NULL, I64(12, 4), 4))                  \
-    X(init_dense_out, "strided_layout_init_dense", "out", "dense", 0,                        \
-      strided_layout_init_dense(NULL, DIMS(2, 3), 4, STRIDED_ORDER_C, 0, NULL))              \
-    X(init_dense_shape, "strided_layout_init_dense", "shape", "dense", 0,                    \
-      strided_layout_init_dense(&o->layout, 2, NULL, 4, STRIDED_ORDER_C, 0, NULL))           \
-    X(init_dense_perm, "strided_layout_init_dense", "perm", "dense", 0,                      \
-      strided_layout_init_dense(&o->layout, DIMS(2, 3), 4, STRIDED_ORDER_PERM, 2, NULL))     \
-    X(validate_layout, "strided_layout_validate", "layout", "validate", 0,                   \
-      strided_layout_validate(NULL))                                                         \
-    X(strides_in_bytes_layout, "strided_layout_strides_in_bytes", "layout",                  \
-      "strides_in_bytes", 0, strided_layout_strides_in_bytes(NULL, o->i64))                  \
-    X(strides_in_bytes_out, "strided_layout_strides_in_bytes", "out", "strides_in_bytes", 0, \
-      strided_layout_strides_in_bytes(&f->l, NULL))                                          \
-    X(slice_offset_in_bytes_layout, "strided_layout_slice_offset_in_bytes", "layout",        \
-      "slice_offset_in_bytes", 0, strided_layout_slice_offset_in_bytes(NULL, o->i64))        \
-    X(slice_offset_in_bytes_out, "strided_layout_slice_offset_in_bytes", "out",              \
-      "slice_offset_in_bytes", 0, strided_layout_slice_offset_in_bytes(&f->l, NULL))         \
-    X(required_size_layout, "strided_layout_required_size_in_bytes", "layout",               \
-      "required_size_in_bytes", 0, strided_layout_required_size_in_bytes(NULL, o->i64))      \
-    X(required_size_out, "strided_layout_required_size_in_bytes", "out",                     \
-      "required_size_in_bytes", 0, strided_layout_required_size_in_bytes(&f->l, NULL))       \
-    X(flattened_axis_mask_layout, "strided_layout_flattened_axis_mask", "layout",            \
-      "flattened_axis_mask", 0, strided_layout_flattened_axis_mask(NULL, &o->u64))           \
-    X(flattened_axis_mask_out, "strided_layout_flattened_axis_mask", "out",                  \
-      "flattened_axis_mask", 0, strided_layout_flattened_axis_mask(&f->l, NULL))             \
-    X(max_compatible_itemsize_layout, "strided_layout_max_compatible_itemsize", "layout",    \
-      "max_compatible_itemsize", 0,                                                          \
-      strided_layout_max_compatible_itemsize(NULL, 16, 0, -1, &o->i))                        \
-    X(max_compatible_itemsize_out, "strided_layout_max_compatible_itemsize", "out",          \
-      "max_compatible_itemsize", 0,                                                          \
-      strided_layout_max_compatible_itemsize(&f->l, 16, 0, -1, NULL))                        \
-    X(reshape_layout, "strided_layout_reshape", "layout", "reshape", 0,                      \
-      strided_layout_reshape(NULL, DIMS(6), &o->layout))                                     \
-    X(reshape_shape, "strided_layout_reshape", "shape", "reshape", 0,                        \
-      strided_layout_reshape(&f->l, 1, NULL, &o->layout))                                    \
-    X(reshape_out, "strided_layout_reshape", "out", "reshape", 0,                            \
-      strided_layout_reshape(&f->l, DIMS(6), NULL))                                          \
-    X(permute_layout, "strided_layout_permute", "layout", "permute", 0,                      \
-      strided_layout_permute(NULL, AXES(1, 0), &o->layout))                                  \
-    X(permute_axes, "strided_layout_permute", "axes", "permute", 0,                          \
-      strided_layout_permute(&f->l, 2, NULL, &o->layout))                                    \
-    X(permute_out, "strided_layout_permute", "out", "permute", 0,                            \
-      strided_layout_permute(&f->l, AXES(1, 0), NULL))                                       \
-    X(flatten_layout, "strided_layout_flatten", "layout", "flatten", 0,                      \
-      strided_layout_flatten(NULL, 0, -1, &o->layout))                                       \
-    X(flatten_out, "strided_layout_flatten", "out", "flatten", 0,                            \
-      strided_layout_flatten(&f->l, 0, -1, NULL))                                            \
-    X(flatten_mask_layout, "strided_layout_flatten_mask", "layout", "flatten", 0,            \
-      strided_layout_flatten_mask(NULL, STRIDED_AXES_MASK_ALL, &o->layout))                  \
-    X(flatten_mask_out, "strided_layout_flatten_mask", "out", "flatten", 0,                  \
-      strided_layout_flatten_mask(&f->l, STRIDED_AXES_MASK_ALL, NULL))                       \
-    X(squeeze_layout, "strided_layout_squeeze", "layout", "squeeze", 0,                      \
-      strided_layout_squeeze(NULL, &o->layout))                                              \
-    X(squeeze_out, "strided_layout_squeeze", "out", "squeeze", 0,                            \
-      strided_layout_squeeze(&f->l, NULL))                                                   \
-    X(unsqueeze_layout, "strided_layout_unsqueeze", "layout", "unsqueeze", 0,                \
-      strided_layout_unsqueeze(NULL, AXES(0), &o->layout))                                   \
-    X(unsqueeze_axes, "strided_layout_unsqueeze", "axes", "unsqueeze", 0,                    \
-      strided_layout_unsqueeze(&f->l, 1, NULL, &o->layout))                                  \
-    X(unsqueeze_out, "strided_layout_unsqueeze", "out", "unsqueeze", 0,                      \
-      strided_layout_unsqueeze(&f->l, AXES(0), NULL))                                        \
-    X(broadcast_layout, "strided_layout_broadcast", "layout", "broadcast_to", 0,             \
-      strided_layout_broadcast(NULL, DIMS(4, 2, 3), &o->layout))                             \
-    X(broadcast_shape, "strided_layout_broadcast", "shape", "broadcast_to", 0,               \
-      strided_layout_broadcast(&f->l, 3, NULL, &o->layout))                                  \
-    X(broadcast_out, "strided_layout_broadcast", "out", "broadcast_to", 0,                   \
-      strided_layout_broadcast(&f->l, DIMS(4, 2, 3), NULL))                                  \
-    X(repack_layout, "strided_layout_repack", "layout", "repack", 0,                         \
-      strided_layout_repack(NULL, 2, 0, -1, false, &o->layout))                              \
-    X(repack_out, "strided_layout_repack", "out", "repack", 0,                               \
-      strided_layout_repack(&f->l, 2, 0, -1, false, NULL))                                   \
-    X(slice_layout, "strided_layout_slice", "layout", "slice", 0,                            \
-      strided_layout_slice(NULL, NIDX(S_AT(1)), IDX(S_AT(1)), &o->layout))                   \
-    X(slice_indices, "strided_layout_slice", "indices", "slice", 0,                          \
-      strided_layout_slice(&f->l, 1, NULL, &o->layout))                                      \
-    X(slice_out, "strided_layout_slice", "out", "slice", 0,                                  \
-      strided_layout_slice(&f->l, NIDX(S_AT(1)), IDX(S_AT(1)), NULL))                        \
-    X(to_dense_layout, "strided_layout_to_dense", "layout", "to_dense", 0,                   \
-      strided_layout_to_dense(NULL, STRIDED_ORDER_F, 0, NULL, &o->layout))                   \
-    X(to_dense_perm, "strided_layout_to_dense", "perm", "to_dense", 0,                       \
-      strided_layout_to_dense(&f->l, STRIDED_ORDER_PERM, 2, NULL, &o->layout))               \
-    X(to_dense_out, "strided_layout_to_dense", "out", "to_dense", 0,                         \
-      strided_layout_to_dense(&f->l, STRIDED_ORDER_F, 0, NULL, NULL))                        \
-    X(coalesce_layout, "strided_layout_coalesce", "layout", "coalesce", 0,                   \
-      strided_layout_coalesce(NULL, &o->layout))                                             \
-    X(coalesce_out, "strided_layout_coalesce", "out", "coalesce", 0,                         \
-      strided_layout_coalesce(&f->l, NULL))                                                  \
-    X(format_grid_layout, "strided_layout_format_grid", "layout", "format_grid", 0,          \
-      strided_layout_format_grid(NULL, o->grid.text, sizeof o->grid.text, &o->grid.length))  \
-    X(format_grid_buf, "strided_layout_format_grid", "buf", "format_grid", 0,                \
-      strided_layout_format_grid(&f->l, NULL, 16, &o->grid.length))                          \
-    /* strided/buffer.h */                                                                   \
-    X(memory_info_query_out, "strided_memory_info_query", "out", "memory_info", 0,           \
-      strided_memory_info_query(f->mem, NULL))                                               \
-    X(buffer_alloc_mr, "strided_buffer_alloc", "mr", "alloc", 0,                             \
-      strided_buffer_alloc(NULL, 8, NULL, &o->buffer))                                       \
-    X(buffer_alloc_out, "strided_buffer_alloc", "out", "alloc", 0,                           \
-      strided_buffer_alloc(f->mr, 8, NULL, NULL))                                            \
-    X(buffer_wrap_out, "strided_buffer_wrap", "out", "wrap", 0,                              \
-      strided_buffer_wrap(f->mem, sizeof f->mem, count_release, f, NULL))                    \
-    X(buffer_wrap_known_info, "strided_buffer_wrap_known", "info", "wrap", 0,                \
-      strided_buffer_wrap_known(f->mem, sizeof f->mem, NULL, count_release, f, &o->buffer))  \
-    X(buffer_wrap_known_out, "strided_buffer_wrap_known", "out", "wrap", 0,                  \
-      strided_buffer_wrap_known(f->mem, sizeof f->mem, &f->info, count_release, f, NULL))    \
-    X(buffer_wrap_resource_mr, "strided_buffer_wrap_resource", "mr", "wrap_resource", 0,     \
-      strided_buffer_wrap_resource(f->mem, sizeof f->mem, NULL, NULL, &o->buffer))           \
-    X(buffer_wrap_resource_out, "strided_buffer_wrap_resource", "out", "wrap_resource", 0,   \
-      strided_buffer_wrap_resource(f->mem, sizeof f->mem, f->mr, NULL, NULL))                \
-    X(set_deallocation_stream_b, "strided_buffer_set_deallocation_stream", "buffer",         \
-      "set_deallocation_stream", 0, strided_buffer_set_deallocation_stream(NULL, NULL))      \
-    /* strided/resource.h */                                                                 \
-    X(resource_create_ops, "strided_memory_resource_create", "ops",                          \
-      "memory_resource_create", 0,                                                           \
-      strided_memory_resource_create(NULL, f, &f->props, &o->mr))                            \
-    X(resource_create_allocate, "strided_memory_resource_create", "allocate",                \
-      "memory_resource_create", 0,                                                           \
-      strided_memory_resource_create(&f->ops_without_allocate, f, &f->props, &o->mr))        \
-    X(resource_create_props, "strided_memory_resource_create", "props",                      \
-      "memory_resource_create", 0, strided_memory_resource_create(&f->ops, f, NULL, &o->mr)) \
-    X(resource_create_out, "strided_memory_resource_create", "out",                          \
-      "memory_resource_create", 0, strided_memory_resource_create(&f->ops, f, &f->props,     \
-                                                                  NULL))                     \
-    X(host_resource_create_out, "strided_host_resource_create", "out",                       \
-      "host_resource_create", 0, strided_host_resource_create(64, NULL))                     \
-    X(pinned_resource_create_out, "strided_pinned_resource_create", "out",                   \
-      "pinned_resource_create", 0, strided_pinned_resource_create(NULL))                     \
-    X(device_resource_create_out, "strided_device_resource_create", "out",                   \
-      "device_resource_create", 0, strided_device_resource_create(0, NULL))                  \
-    X(managed_resource_create_out, "strided_managed_resource_create", "out",                 \
-      "managed_resource_create", 0, strided_managed_resource_create(0, NULL))                \
-    /* strided/view.h */                                                                     \
-    X(view_from_buffer_buffer, "strided_view_from_buffer", "buffer", "view", 0,              \
-      strided_view_from_buffer(NULL, &f->l, &f32, false, &o->view))                          \
-    X(view_from_buffer_layout, "strided_view_from_buffer", "layout", "view", 0,              \
-      strided_view_from_buffer(f->b, NULL, &f32, false, &o->view))                           \
-    X(view_from_buffer_out, "strided_view_from_buffer", "out", "view", 0,                    \
-      strided_view_from_buffer(f->b, &f->l, &f32, false, NULL))                              \
-    X(view_view_view, "strided_view_view", "view", "view", 0,                                \
-      strided_view_view(NULL, &f->l, &f32, &o->view))                                        \
-    X(view_view_out, "strided_view_view", "out", "view", 0,                                  \
-      strided_view_view(&f->v, &f->l, &f32, NULL))                                           \
-    X(view_wrap_layout, "strided_view_wrap", "layout", "wrap", 0,                            \
-      strided_view_wrap(f->mem, NULL, &f32, false, &cpu, count_release, f, &o->view))        \
-    X(view_wrap_out, "strided_view_wrap", "out", "wrap", 0,                                  \
-      strided_view_wrap(f->mem, &f->l, &f32, false, &cpu, count_release, f, NULL))           \
-    X(import_dlpack_managed, "strided_view_import_dlpack", "managed", "import_dlpack", 0,    \
-      strided_view_import_dlpack(NULL, true, &o->view))                                      \
-    X(import_dlpack_out, "strided_view_import_dlpack", "out", "import_dlpack", 1,            \
-      strided_view_import_dlpack(&f->tensor, true, NULL))                                    \
-    X(import_dlpack_legacy_out, "strided_view_import_dlpack (legacy)", "out",                \
-      "import_dlpack", 1, strided_view_import_dlpack(&f->legacy, false, NULL))               \
-    X(export_dlpack_view, "strided_view_export_dlpack", "view", "export_dlpack", 0,          \
-      strided_view_export_dlpack(NULL, &o->tensor))                                          \
-    X(export_dlpack_out, "strided_view_export_dlpack", "out", "export_dlpack", 0,            \
-      strided_view_export_dlpack(&f->v, NULL))                                               \
-    X(export_dlpack_legacy_view, "strided_view_export_dlpack_legacy", "view",                \
-      "export_dlpack_legacy", 0, strided_view_export_dlpack_legacy(NULL, &o->legacy))        \
-    X(export_dlpack_legacy_out, "strided_view_export_dlpack_legacy", "out",                  \
-      "export_dlpack_legacy", 0, strided_view_export_dlpack_legacy(&f->v, NULL))             \
-    X(check_dlpack_stream_view, "strided_view_check_dlpack_stream", "view", "__dlpack__", 0, \
-      strided_view_check_dlpack_stream(NULL, true, -1))                                      \
-    X(check_itemsize_layout, "strided_view_check_itemsize", "layout", "view", 0,             \
-      strided_view_check_itemsize(NULL, 4))                                                  \
-    X(dlpack_request_out, "strided_dlpack_request_make", "out", "from_dlpack", 0,            \
-      strided_dlpack_request_make(1, 0, true, -1, NULL))                                     \
-    X(import_dlpack_checked_managed, "strided_view_import_dlpack_checked", "managed",        \
-      "import_dlpack", 0, strided_view_import_dlpack_checked(NULL, true, NULL, &o->view))    \
-    X(import_dlpack_checked_out, "strided_view_import_dlpack_checked", "out",                \
-      "import_dlpack", 1, strided_view_import_dlpack_checked(&f->tensor, true, NULL, NULL))  \
-    X(export_request_view, "strided_dlpack_export_request_make", "view", "__dlpack__", 0,    \
-      strided_dlpack_export_request_make(NULL, false, 0, false, 0, 0, 0, &o->export_request)) \
-    X(export_request_out, "strided_dlpack_export_request_make", "out", "__dlpack__", 0,      \
-      strided_dlpack_export_request_make(&f->v, false, 0, false, 0, 0, 0, NULL))             \
-    X(export_dl_tensor_view, "strided_view_export_dl_tensor", "view", "export_dlpack", 0,    \
-      strided_view_export_dl_tensor(NULL, &o->dl_tensor))                                    \
-    X(export_dl_tensor_out, "strided_view_export_dl_tensor", "out", "export_dlpack", 0,      \
-      strided_view_export_dl_tensor(&f->v, NULL))                                            \
-    X(buffer_dlpack_device_out, "strided_buffer_dlpack_device", "out", "dlpack", 0,          \
-      strided_buffer_dlpack_device(f->b, NULL))                                              \
-    /* strided/interface.h */                                                                \
-    X(import_interface_desc, "strided_view_import_interface", "desc", "interface", 0,        \
-      strided_view_import_interface(NULL, NULL, NULL, NULL, &o->view, NULL))                 \
-    /* strided/stream.h */                                                                   \
-    X(consumer_stream_out, "strided_consumer_stream_parse", "out", "stream_ptr", 0,          \
-      strided_consumer_stream_parse(false, 5, NULL))                                         \
-    /* strided/dlpack.h */                                                                   \
-    X(dtype_itemsize_out, "strided_dtype_itemsize", "out", "dtype_itemsize", 0,              \
-      strided_dtype_itemsize(f32, NULL))                                                     \
-    X(typestr_parse_typestr, "strided_typestr_parse", "typestr", "typestr", 0,               \
-      strided_typestr_parse(NULL, 0, &o->typestr))                                           \
-    X(typestr_parse_out, "strided_typestr_parse", "out", "typestr", 0,                       \
-      strided_typestr_parse("<f4", 0, NULL))                                                 \
-    X(dtype_parse_name, "strided_dtype_parse", "name", "dtype_parse", 0,                     \
-      strided_dtype_parse(NULL, &o->dtype))                                                  \
-    X(dtype_parse_out, "strided_dtype_parse", "out", "dtype_parse", 0,                       \
-      strided_dtype_parse("int8", NULL))                                                     \
-    X(dtype_from_numpy_str, "strided_dtype_from_numpy", "typestr", "typestr", 0,             \
-      strided_dtype_from_numpy(NULL, "int8", 0, &o->typestr))                                \
-    X(dtype_from_numpy_out, "strided_dtype_from_numpy", "out", "typestr", 0,                 \
-      strided_dtype_from_numpy("|i1", "int8", 0, NULL))                                      \
-    X(check_dlpack_export_t, "strided_typestr_check_dlpack_export", "type", "__dlpack__", 0, \
-      strided_typestr_check_dlpack_export(NULL))                                             \
-    /* strided/copy.h */                                                                     \
-    X(copy_plan_make_dst, "strided_copy_plan_make", "dst", "copy", 0,                        \
-      strided_copy_plan_make(NULL, &f->l, &o->plan))                                         \
-    X(copy_plan_make_src, "strided_copy_plan_make", "src", "copy", 0,                        \
-      strided_copy_plan_make(&f->l, NULL, &o->plan))                                         \
-    X(copy_plan_make_out, "strided_copy_plan_make", "out", "copy", 0,                        \
-      strided_copy_plan_make(&f->l, &f->l, NULL))                                            \
-    X(copy_host_dst_layout, "strided_copy_host", "dst_layout", "copy", 0,                    \
-      strided_copy_host(o->data, NULL, f->mem, &f->l, 1))                                    \
-    X(copy_host_src_layout, "strided_copy_host", "src_layout", "copy", 0,                    \
-      strided_copy_host(o->data, &f->l, f->mem, NULL, 1))                                    \
-    X(copy_host_dst, "strided_copy_host", "dst", "copy", 0,                                  \
-      strided_copy_host(NULL, &f->l, f->mem, &f->l, 1))                                      \
-    X(copy_host_src, "strided_copy_host", "src", "copy", 0,                                  \
-      strided_copy_host(o->data, &f->l, NULL, &f->l, 1))                                     \
-    X(view_copy_dst, "strided_view_copy", "dst", "copy", 0,                                  \
-      strided_view_copy(NULL, &f->v, NULL, 0))                                               \
-    X(view_copy_src, "strided_view_copy", "src", "copy", 0,                                  \
-      strided_view_copy(&f->v, NULL, NULL, 0))                                               \
-    X(view_copy_ex_dst, "strided_view_copy_ex", "dst", "copy", 0,                            \
-      strided_view_copy_ex(NULL, &f->v, NULL, 0, NULL))                                      \
-    X(view_copy_ex_src, "strided_view_copy_ex", "src", "copy", 0,                            \
-      strided_view_copy_ex(&f->v, NULL, NULL, 0, NULL))                                      \
-    /* strided/stream.h */                                                                   \
-    X(current_device_out, "strided_current_device", "out", "current_device", 0,              \
+#define NULL_CASES(X)                                                                              \
+    /* strided/layout.h */                                                                         \
+    X(init_out, "strided_layout_init", "out", "init", 0,                                           \
+      strided_layout_init(NULL, DIMS(2, 3), NULL, 4))                                              \
+    X(init_shape, "strided_layout_init", "shape", "init", 0,                                       \
+      strided_layout_init(&o->layout, 2, NULL, NULL, 4))                                           \
+    X(init_byte_strides_out, "strided_layout_init_byte_strides", "out", "init", 0,                 \
+      strided_layout_init_byte_strides(NULL, DIMS(2, 3), I64(12, 4), 4))                           \
+    X(init_byte_strides_shape, "strided_layout_init_byte_strides", "shape", "init", 0,             \
+      strided_layout_init_byte_strides(&o->layout, 2, NULL, I64(12, 4), 4))                        \
+    X(init_dense_out, "strided_layout_init_dense", "out", "dense", 0,                              \
+      strided_layout_init_dense(NULL, DIMS(2, 3), 4, STRIDED_ORDER_C, 0, NULL))                    \
+    X(init_dense_shape, "strided_layout_init_dense", "shape", "dense", 0,                          \
+      strided_layout_init_dense(&o->layout, 2, NULL, 4, STRIDED_ORDER_C, 0, NULL))                 \
+    X(init_dense_perm, "strided_layout_init_dense", "perm", "dense", 0,                            \
+      strided_layout_init_dense(&o->layout, DIMS(2, 3), 4, STRIDED_ORDER_PERM, 2, NULL))           \
+    X(validate_layout, "strided_layout_validate", "layout", "validate", 0,                         \
+      strided_layout_validate(NULL))                                                               \
+    X(strides_in_bytes_layout, "strided_layout_strides_in_bytes", "layout", "strides_in_bytes", 0, \
+      strided_layout_strides_in_bytes(NULL, o->i64))                                               \
+    X(strides_in_bytes_out, "strided_layout_strides_in_bytes", "out", "strides_in_bytes", 0,       \
+      strided_layout_strides_in_bytes(&f->l, NULL))                                                \
+    X(slice_offset_in_bytes_layout, "strided_layout_slice_offset_in_bytes", "layout",              \
+      "slice_offset_in_bytes", 0, strided_layout_slice_offset_in_bytes(NULL, o->i64))              \
+    X(slice_offset_in_bytes_out, "strided_layout_slice_offset_in_bytes", "out",                    \
+      "slice_offset_in_bytes", 0, strided_layout_slice_offset_in_bytes(&f->l, NULL))               \
+    X(required_size_layout, "strided_layout_required_size_in_bytes", "layout",                     \
+      "required_size_in_bytes", 0, strided_layout_required_size_in_bytes(NULL, o->i64))            \
+    X(required_size_out, "strided_layout_required_size_in_bytes", "out", "required_size_in_bytes", \
+      0, strided_layout_required_size_in_bytes(&f->l, NULL))                                       \
+    X(flattened_axis_mask_layout, "strided_layout_flattened_axis_mask", "layout",                  \
+      "flattened_axis_mask", 0, strided_layout_flattened_axis_mask(NULL, &o->u64))                 \
+    X(flattened_axis_mask_out, "strided_layout_flattened_axis_mask", "out", "flattened_axis_mask", \
+      0, strided_layout_flattened_axis_mask(&f->l, NULL))                                          \
+    X(max_compatible_itemsize_layout, "strided_layout_max_compatible_itemsize", "layout",          \
+      "max_compatible_itemsize", 0,                                                                \
+      strided_layout_max_compatible_itemsize(NULL, 16, 0, -1, &o->i))                              \
+    X(max_compatible_itemsize_out, "strided_layout_max_compatible_itemsize", "out",                \
+      "max_compatible_itemsize", 0,                                                                \
+      strided_layout_max_compatible_itemsize(&f->l, 16, 0, -1, NULL))                              \
+    X(reshape_layout, "strided_layout_reshape", "layout", "reshape", 0,                            \
+      strided_layout_reshape(NULL, DIMS(6), &o->layout))                                           \
+    X(reshape_shape, "strided_layout_reshape", "shape", "reshape", 0,                              \
+      strided_layout_reshape(&f->l, 1, NULL, &o->layout))                                          \
+    X(reshape_out, "strided_layout_reshape", "out", "reshape", 0,                                  \
+      strided_layout_reshape(&f->l, DIMS(6), NULL))                                                \
+    X(permute_layout, "strided_layout_permute", "layout", "permute", 0,                            \
+      strided_layout_permute(NULL, AXES(1, 0), &o->layout))                                        \
+    X(permute_axes, "strided_layout_permute", "axes", "permute", 0,                                \
+      strided_layout_permute(&f->l, 2, NULL, &o->layout))                                          \
+    X(permute_out, "strided_layout_permute", "out", "permute", 0,                                  \
+      strided_layout_permute(&f->l, AXES(1, 0), NULL))                                             \
+    X(flatten_layout, "strided_layout_flatten", "layout", "flatten", 0,                            \
+      strided_layout_flatten(NULL, 0, -1, &o->layout))                                             \
+    X(flatten_out, "strided_layout_flatten", "out", "flatten", 0,                                  \
+      strided_layout_flatten(&f->l, 0, -1, NULL))                                                  \
+    X(flatten_mask_layout, "strided_layout_flatten_mask", "layout", "flatten", 0,                  \
+      strided_layout_flatten_mask(NULL, STRIDED_AXES_MASK_ALL, &o->layout))                        \
+    X(flatten_mask_out, "strided_layout_flatten_mask", "out", "flatten", 0,                        \
+      strided_layout_flatten_mask(&f->l, STRIDED_AXES_MASK_ALL, NULL))                             \
+    X(squeeze_layout, "strided_layout_squeeze", "layout", "squeeze", 0,                            \
+      strided_layout_squeeze(NULL, &o->layout))                                                    \
+    X(squeeze_out, "strided_layout_squeeze", "out", "squeeze", 0,                                  \
+      strided_layout_squeeze(&f->l, NULL))                                                         \
+    X(unsqueeze_layout, "strided_layout_unsqueeze", "layout", "unsqueeze", 0,                      \
+      strided_layout_unsqueeze(NULL, AXES(0), &o->layout))                                         \
+    X(unsqueeze_axes, "strided_layout_unsqueeze", "axes", "unsqueeze", 0,                          \
+      strided_layout_unsqueeze(&f->l, 1, NULL, &o->layout))                                        \
+    X(unsqueeze_out, "strided_layout_unsqueeze", "out", "unsqueeze", 0,                            \
+      strided_layout_unsqueeze(&f->l, AXES(0), NULL))                                              \
+    X(broadcast_layout, "strided_layout_broadcast", "layout", "broadcast_to", 0,                   \
+      strided_layout_broadcast(NULL, DIMS(4, 2, 3), &o->layout))                                   \
+    X(broadcast_shape, "strided_layout_broadcast", "shape", "broadcast_to", 0,                     \
+      strided_layout_broadcast(&f->l, 3, NULL, &o->layout))                                        \
+    X(broadcast_out, "strided_layout_broadcast", "out", "broadcast_to", 0,                         \
+      strided_layout_broadcast(&f->l, DIMS(4, 2, 3), NULL))                                        \
+    X(repack_layout, "strided_layout_repack", "layout", "repack", 0,                               \
+      strided_layout_repack(NULL, 2, 0, -1, false, &o->layout))                                    \
+    X(repack_out, "strided_layout_repack", "out", "repack", 0,                                     \
+      strided_layout_repack(&f->l, 2, 0, -1, false, NULL))                                         \
+    X(slice_layout, "strided_layout_slice", "layout", "slice", 0,                                  \
+      strided_layout_slice(NULL, NIDX(S_AT(1)), IDX(S_AT(1)), &o->layout))                         \
+    X(slice_indices, "strided_layout_slice", "indices", "slice", 0,                                \
+      strided_layout_slice(&f->l, 1, NULL, &o->layout))                                            \
+    X(slice_out, "strided_layout_slice", "out", "slice", 0,                                        \
+      strided_layout_slice(&f->l, NIDX(S_AT(1)), IDX(S_AT(1)), NULL))                              \
+    X(to_dense_layout, "strided_layout_to_dense", "layout", "to_dense", 0,                         \
+      strided_layout_to_dense(NULL, STRIDED_ORDER_F, 0, NULL, &o->layout))                         \
+    X(to_dense_perm, "strided_layout_to_dense", "perm", "to_dense", 0,                             \
+      strided_layout_to_dense(&f->l, STRIDED_ORDER_PERM, 2, NULL, &o->layout))                     \
+    X(to_dense_out, "strided_layout_to_dense", "out", "to_dense", 0,                               \
+      strided_layout_to_dense(&f->l, STRIDED_ORDER_F, 0, NULL, NULL))                              \
+    X(coalesce_layout, "strided_layout_coalesce", "layout", "coalesce", 0,                         \
+      strided_layout_coalesce(NULL, &o->layout))                                                   \
+    X(coalesce_out, "strided_layout_coalesce", "out", "coalesce", 0,                               \
+      strided_layout_coalesce(&f->l, NULL))                                                        \
+    X(format_grid_layout, "strided_layout_format_grid", "layout", "format_grid", 0,                \
+      strided_layout_format_grid(NULL, o->grid.text, sizeof o->grid.text, &o->grid.length))        \
+    X(format_grid_buf, "strided_layout_format_grid", "buf", "format_grid", 0,                      \
+      strided_layout_format_grid(&f->l, NULL, 16, &o->grid.length))                                \
+    /* strided/buffer.h */                                                                         \
+    X(memory_info_query_out, "strided_memory_info_query", "out", "memory_info", 0,                 \
+      strided_memory_info_query(f->mem, NULL))                                                     \
+    X(buffer_alloc_mr, "strided_buffer_alloc", "mr", "alloc", 0,                                   \
+      strided_buffer_alloc(NULL, 8, NULL, &o->buffer))                                             \
+    X(buffer_alloc_out, "strided_buffer_alloc", "out", "alloc", 0,                                 \
+      strided_buffer_alloc(f->mr, 8, NULL, NULL))                                                  \
+    X(buffer_wrap_out, "strided_buffer_wrap", "out", "wrap", 0,                                    \
+      strided_buffer_wrap(f->mem, sizeof f->mem, count_release, f, NULL))                          \
+    X(buffer_wrap_known_info, "strided_buffer_wrap_known", "info", "wrap", 0,                      \
+      strided_buffer_wrap_known(f->mem, sizeof f->mem, NULL, count_release, f, &o->buffer))        \
+    X(buffer_wrap_known_out, "strided_buffer_wrap_known", "out", "wrap", 0,                        \
+      strided_buffer_wrap_known(f->mem, sizeof f->mem, &f->info, count_release, f, NULL))          \
+    X(buffer_wrap_resource_mr, "strided_buffer_wrap_resource", "mr", "wrap_resource", 0,           \
+      strided_buffer_wrap_resource(f->mem, sizeof f->mem, NULL, NULL, &o->buffer))                 \
+    X(buffer_wrap_resource_out, "strided_buffer_wrap_resource", "out", "wrap_resource", 0,         \
+      strided_buffer_wrap_resource(f->mem, sizeof f->mem, f->mr, NULL, NULL))                      \
+    X(set_deallocation_stream_b, "strided_buffer_set_deallocation_stream", "buffer",               \
+      "set_deallocation_stream", 0, strided_buffer_set_deallocation_stream(NULL, NULL))            \
+    /* strided/resource.h */                                                                       \
+    X(resource_create_ops, "strided_memory_resource_create", "ops", "memory_resource_create", 0,   \
+      strided_memory_resource_create(NULL, f, &f->props, &o->mr))                                  \
+    X(resource_create_allocate, "strided_memory_resource_create", "allocate",                      \
+      "memory_resource_create", 0,                                                                 \
+      strided_memory_resource_create(&f->ops_without_allocate, f, &f->props, &o->mr))              \
+    X(resource_create_props, "strided_memory_resource_create", "props", "memory_resource_create",  \
+      0, strided_memory_resource_create(&f->ops, f, NULL, &o->mr))                                 \
+    X(resource_create_out, "strided_memory_resource_create", "out", "memory_resource_create", 0,   \
+      strided_memory_resource_create(&f->ops, f, &f->props, NULL))                                 \
+    X(host_resource_create_out, "strided_host_resource_create", "out", "host_resource_create", 0,  \
+      strided_host_resource_create(64, NULL))                                                      \
+    X(pinned_resource_create_out, "strided_pinned_resource_create", "out",                         \
+      "pinned_resource_create", 0, strided_pinned_resource_create(NULL))                           \
+    X(device_resource_create_out, "strided_device_resource_create", "out",                         \
+      "device_resource_create", 0, strided_device_resource_create(0, NULL))                        \
+    X(managed_resource_create_out, "strided_managed_resource_create", "out",                       \
+      "managed_resource_create", 0, strided_managed_resource_create(0, NULL))                      \
+    /* strided/view.h */                                                                           \
+    X(view_from_buffer_buffer, "strided_view_from_buffer", "buffer", "view", 0,                    \
+      strided_view_from_buffer(NULL, &f->l, &f32, false, &o->view))                                \
+    X(view_from_buffer_layout, "strided_view_from_buffer", "layout", "view", 0,                    \
+      strided_view_from_buffer(f->b, NULL, &f32, false, &o->view))                                 \
+    X(view_from_buffer_out, "strided_view_from_buffer", "out", "view", 0,                          \
+      strided_view_from_buffer(f->b, &f->l, &f32, false, NULL))                                    \
+    X(view_view_view, "strided_view_view", "view", "view", 0,                                      \
+      strided_view_view(NULL, &f->l, &f32, &o->view))                                              \
+    X(view_view_out, "strided_view_view", "out", "view", 0,                                        \
+      strided_view_view(&f->v, &f->l, &f32, NULL))                                                 \
+    X(view_wrap_layout, "strided_view_wrap", "layout", "wrap", 0,                                  \
+      strided_view_wrap(f->mem, NULL, &f32, false, &cpu, count_release, f, &o->view))              \
+    X(view_wrap_out, "strided_view_wrap", "out", "wrap", 0,                                        \
+      strided_view_wrap(f->mem, &f->l, &f32, false, &cpu, count_release, f, NULL))                 \
+    X(import_dlpack_managed, "strided_view_import_dlpack", "managed", "import_dlpack", 0,          \
+      strided_view_import_dlpack(NULL, true, &o->view))                                            \
+    X(import_dlpack_out, "strided_view_import_dlpack", "out", "import_dlpack", 1,                  \
+      strided_view_import_dlpack(&f->tensor, true, NULL))                                          \
+    X(import_dlpack_legacy_out, "strided_view_import_dlpack (legacy)", "out", "import_dlpack", 1,  \
+      strided_view_import_dlpack(&f->legacy, false, NULL))                                         \
+    X(export_dlpack_view, "strided_view_export_dlpack", "view", "export_dlpack", 0,                \
+      strided_view_export_dlpack(NULL, &o->tensor))                                                \
+    X(export_dlpack_out, "strided_view_export_dlpack", "out", "export_dlpack", 0,                  \
+      strided_view_export_dlpack(&f->v, NULL))                                                     \
+    X(export_dlpack_legacy_view, "strided_view_export_dlpack_legacy", "view",                      \
+      "export_dlpack_legacy", 0, strided_view_export_dlpack_legacy(NULL, &o->legacy))              \
+    X(export_dlpack_legacy_out, "strided_view_export_dlpack_legacy", "out",                        \
+      "export_dlpack_legacy", 0, strided_view_export_dlpack_legacy(&f->v, NULL))                   \
+    X(check_dlpack_stream_view, "strided_view_check_dlpack_stream", "view", "__dlpack__", 0,       \
+      strided_view_check_dlpack_stream(NULL, true, -1))                                            \
+    X(check_itemsize_layout, "strided_view_check_itemsize", "layout", "view", 0,                   \
+      strided_view_check_itemsize(NULL, 4))                                                        \
+    X(dlpack_request_out, "strided_dlpack_request_make", "out", "from_dlpack", 0,                  \
+      strided_dlpack_request_make(1, 0, true, -1, NULL))                                           \
+    X(import_dlpack_checked_managed, "strided_view_import_dlpack_checked", "managed",              \
+      "import_dlpack", 0, strided_view_import_dlpack_checked(NULL, true, NULL, &o->view))          \
+    X(import_dlpack_checked_out, "strided_view_import_dlpack_checked", "out", "import_dlpack", 1,  \
+      strided_view_import_dlpack_checked(&f->tensor, true, NULL, NULL))                            \
+    X(export_request_view, "strided_dlpack_export_request_make", "view", "__dlpack__", 0,          \
+      strided_dlpack_export_request_make(NULL, false, 0, false, 0, 0, 0, &o->export_request))      \
+    X(export_request_out, "strided_dlpack_export_request_make", "out", "__dlpack__", 0,            \
+      strided_dlpack_export_request_make(&f->v, false, 0, false, 0, 0, 0, NULL))                   \
+    X(export_dl_tensor_view, "strided_view_export_dl_tensor", "view", "export_dlpack", 0,          \
+      strided_view_export_dl_tensor(NULL, &o->dl_tensor))                                          \
+    X(export_dl_tensor_out, "strided_view_export_dl_tensor", "out", "export_dlpack", 0,            \
+      strided_view_export_dl_tensor(&f->v, NULL))                                                  \
+    X(buffer_dlpack_device_out, "strided_buffer_dlpack_device", "out", "dlpack", 0,                \
+      strided_buffer_dlpack_device(f->b, NULL))                                                    \
+    /* strided/interface.h */                                                                      \
+    X(import_interface_desc, "strided_view_import_interface", "desc", "interface", 0,              \
+      strided_view_import_interface(NULL, NULL, NULL, NULL, &o->view, NULL))                       \
+    /* strided/stream.h */                                                                         \
+    X(consumer_stream_out, "strided_consumer_stream_parse", "out", "stream_ptr", 0,                \
+      strided_consumer_stream_parse(false, 5, NULL))                                               \
+    /* strided/dlpack.h */                                                                         \
+    X(dtype_itemsize_out, "strided_dtype_itemsize", "out", "dtype_itemsize", 0,                    \
+      strided_dtype_itemsize(f32, NULL))                                                           \
+    X(typestr_parse_typestr, "strided_typestr_parse", "typestr", "typestr", 0,                     \
+      strided_typestr_parse(NULL, 0, &o->typestr))                                                 \
+    X(typestr_parse_out, "strided_typestr_parse", "out", "typestr", 0,                             \
+      strided_typestr_parse("<f4", 0, NULL))                                                       \
+    X(dtype_parse_name, "strided_dtype_parse", "name", "dtype_parse", 0,                           \
+      strided_dtype_parse(NULL, &o->dtype))                                                        \
+    X(dtype_parse_out, "strided_dtype_parse", "out", "dtype_parse", 0,                             \
+      strided_dtype_parse("int8", NULL))                                                           \
+    X(dtype_from_numpy_str, "strided_dtype_from_numpy", "typestr", "typestr", 0,                   \
+      strided_dtype_from_numpy(NULL, "int8", 0, &o->typestr))                                      \
+    X(dtype_from_numpy_out, "strided_dtype_from_numpy", "out", "typestr", 0,                       \
+      strided_dtype_from_numpy("|i1", "int8", 0, NULL))                                            \
+    X(check_dlpack_export_t, "strided_typestr_check_dlpack_export", "type", "__dlpack__", 0,       \
+      strided_typestr_check_dlpack_export(NULL))                                                   \
+    /* strided/copy.h */                                                                           \
+    X(copy_plan_make_dst, "strided_copy_plan_make", "dst", "copy", 0,                              \
+      strided_copy_plan_make(NULL, &f->l, &o->plan))                                               \
+    X(copy_plan_make_src, "strided_copy_plan_make", "src", "copy", 0,                              \
+      strided_copy_plan_make(&f->l, NULL, &o->plan))                                               \
+    X(copy_plan_make_out, "strided_copy_plan_make", "out", "copy", 0,                              \
+      strided_copy_plan_make(&f->l, &f->l, NULL))                                                  \
+    X(copy_host_dst_layout, "strided_copy_host", "dst_layout", "copy", 0,                          \
+      strided_copy_host(o->data, NULL, f->mem, &f->l, 1))                                          \
+    X(copy_host_src_layout, "strided_copy_host", "src_layout", "copy", 0,                          \
+      strided_copy_host(o->data, &f->l, f->mem, NULL, 1))                                          \
+    X(copy_host_dst, "strided_copy_host", "dst", "copy", 0,                                        \
+      strided_copy_host(NULL, &f->l, f->mem, &f->l, 1))                                            \
+    X(copy_host_src, "strided_copy_host", "src", "copy", 0,                                        \
+      strided_copy_host(o->data, &f->l, NULL, &f->l, 1))                                           \
+    X(view_copy_dst, "strided_view_copy", "dst", "copy", 0,                                        \
+      strided_view_copy(NULL, &f->v, NULL, 0))                                                     \
+    X(view_copy_src, "strided_view_copy", "src", "copy", 0,                                        \
+      strided_view_copy(&f->v, NULL, NULL, 0))                                                     \
+    X(view_copy_ex_dst, "strided_view_copy_ex", "dst", "copy", 0,                                  \
+      strided_view_copy_ex(NULL, &f->v, NULL, 0, NULL))                                            \
+    X(view_copy_ex_src, "strided_view_copy_ex", "src", "copy", 0,                                  \
+      strided_view_copy_ex(&f->v, NULL, NULL, 0, NULL))                                            \
+    /* strided/stream.h */                                                                         \
+    X(current_device_out, "strided_current_device", "out", "current_device", 0,                    \
       strided_current_device(NULL))
 
 typedef struct null_case {
@@ -400,13 +396,13 @@ typedef struct null_case {
     strided_status (*call)(fixture *f, outputs *o);
 } null_case;
 
-#define DEFINE_CALL(id, function, param, op, deletes, call)                                  \
-    static strided_status call_##id(fixture *f, outputs *o)                                  \
-    {                                                                                        \
-        (void)f;                                                                             \
-        (void)o;                                                                             \
-        return call;                                                                         \
-    }                                                                                        \
+#define DEFINE_CALL(id, function, param, op, deletes, call) \
+    static strided_status call_##id(fixture *f, outputs *o) \
+    {                                                       \
+        (void)f;                                            \
+        (void)o;                                            \
+        return call;                                        \
+    }                                                       \
     static null_case case_##id = {op, param, deletes, call_##id};
 NULL_CASES(DEFINE_CALL)
 #undef DEFINE_CALL
@@ -575,14 +571,13 @@ static void test_set_last_error_optional_arguments(void **state)
     assert_string_equal(strided_last_error(), "error: 7");
     /* Through a pointer to the function: a NULL format is the point, and
      * the compiler's format check (a literal expected) would refuse it. */
-    strided_status (*set)(strided_status, const char *, const char *, ...) =
-        strided_set_last_error;
+    strided_status (*set)(strided_status, const char *, const char *, ...) = strided_set_last_error;
     assert_int_equal(set(STRIDED_ERR_UNSUPPORTED, "mine", none), STRIDED_ERR_UNSUPPORTED);
     assert_string_equal(strided_last_error(), "mine: ");
     assert_string_equal(strided_last_error_reason(), "");
 }
 
-#define CASE_TEST(id, function, param, op, deletes, call)                                    \
+#define CASE_TEST(id, function, param, op, deletes, call) \
     {function ": " param " NULL", test_null_argument, NULL, NULL, &case_##id},
 
 int main(void)
@@ -590,8 +585,7 @@ int main(void)
     /* No CUDA driver, on every machine. */
     setenv("STRIDED_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
     const struct CMUnitTest tests[] = {
-        NULL_CASES(CASE_TEST)
-        cmocka_unit_test(test_null_arrays_with_count_zero),
+        NULL_CASES(CASE_TEST) cmocka_unit_test(test_null_arrays_with_count_zero),
         cmocka_unit_test(test_null_optional_layout_arguments),
         cmocka_unit_test(test_null_optional_view_arguments),
         cmocka_unit_test(test_null_optional_buffer_arguments),

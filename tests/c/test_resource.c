@@ -15,8 +15,8 @@
 static const strided_memory_resource_ops no_destroy_ops = {
     .allocate = counting_allocate, .deallocate = counting_deallocate, .destroy = NULL};
 
-static void check_props(strided_memory_resource_props p, bool host, bool device,
-                        bool managed, int device_id)
+static void check_props(strided_memory_resource_props p, bool host, bool device, bool managed,
+                        int device_id)
 {
     assert_int_equal(p.host_accessible, host);
     assert_int_equal(p.device_accessible, device);
@@ -87,8 +87,8 @@ static void check_bad_alignment(size_t alignment, const char *text)
     strided_memory_resource *mr;
 
     fill_sentinel(&mr, sizeof mr);
-    assert_error(strided_host_resource_create(alignment, &mr),
-                 STRIDED_ERR_INVALID_ARGUMENT, "host_resource_create", text);
+    assert_error(strided_host_resource_create(alignment, &mr), STRIDED_ERR_INVALID_ARGUMENT,
+                 "host_resource_create", text);
     assert_untouched(&mr, sizeof mr);
 }
 
@@ -113,8 +113,8 @@ static void test_host_resource_alignment_all_ones(void **state)
 static void test_host_resource_without_out(void **state)
 {
     (void)state;
-    assert_error(strided_host_resource_create(0, NULL),
-                 STRIDED_ERR_INVALID_ARGUMENT, "host_resource_create", NULL);
+    assert_error(strided_host_resource_create(0, NULL), STRIDED_ERR_INVALID_ARGUMENT,
+                 "host_resource_create", NULL);
 }
 
 static void test_host_resource_allocation_failure_leaks_nothing(void **state)
@@ -387,8 +387,7 @@ static void test_user_resource_shared_by_threads(void **state)
         s[i].mr = strided_memory_resource_retain(mr);
         s[i].go = &go;
         s[i].failures = 0;
-        assert_int_equal(pthread_create(&t[i], NULL, alloc_and_release_many, &s[i]),
-                         0);
+        assert_int_equal(pthread_create(&t[i], NULL, alloc_and_release_many, &s[i]), 0);
     }
     strided_memory_resource_release(mr);
     atomic_store(&go, 1);
@@ -402,16 +401,14 @@ static void test_user_resource_shared_by_threads(void **state)
 }
 
 static void check_create_rejected(const strided_memory_resource_ops *ops,
-                                  const strided_memory_resource_props *props,
-                                  bool with_out)
+                                  const strided_memory_resource_props *props, bool with_out)
 {
     counting c;
     strided_memory_resource *mr;
 
     counting_init(&c);
     fill_sentinel(&mr, sizeof mr);
-    assert_error(strided_memory_resource_create(ops, &c, props,
-                                                 with_out ? &mr : NULL),
+    assert_error(strided_memory_resource_create(ops, &c, props, with_out ? &mr : NULL),
                  STRIDED_ERR_INVALID_ARGUMENT, "memory_resource_create", NULL);
     assert_untouched(&mr, sizeof mr);
     assert_int_equal(atomic_load(&c.destroys), 0);
@@ -426,7 +423,7 @@ static void test_user_resource_without_ops(void **state)
 static void test_user_resource_without_allocate(void **state)
 {
     static const strided_memory_resource_ops ops = {
-    .allocate = NULL, .deallocate = counting_deallocate, .destroy = counting_destroy};
+        .allocate = NULL, .deallocate = counting_deallocate, .destroy = counting_destroy};
     (void)state;
     check_create_rejected(&ops, &host_props, true);
 }
@@ -434,7 +431,7 @@ static void test_user_resource_without_allocate(void **state)
 static void test_user_resource_without_deallocate(void **state)
 {
     static const strided_memory_resource_ops ops = {
-    .allocate = counting_allocate, .deallocate = NULL, .destroy = counting_destroy};
+        .allocate = counting_allocate, .deallocate = NULL, .destroy = counting_destroy};
     (void)state;
     check_create_rejected(&ops, &host_props, true);
 }
@@ -486,8 +483,7 @@ static void check_no_driver(create_fn create, const char *op)
     strided_memory_resource *mr;
 
     fill_sentinel(&mr, sizeof mr);
-    assert_error(create(0, &mr), STRIDED_ERR_NO_CUDA_DRIVER, op,
-                 "no CUDA driver: " NO_DRIVER_PATH);
+    assert_error(create(0, &mr), STRIDED_ERR_NO_CUDA_DRIVER, op, "no CUDA driver: " NO_DRIVER_PATH);
     assert_untouched(&mr, sizeof mr);
     assert_int_equal(strided_last_cuda_error(), 0);
 }
@@ -808,8 +804,7 @@ static void *alloc_release_device(void *arg)
     strided_memory_resource *mr = arg;
     for (int i = 0; i < 200; i++) {
         strided_buffer *b = NULL;
-        if (strided_buffer_alloc(mr, 64 + (size_t)i, (void *)(uintptr_t)(i + 16),
-                                 &b) != STRIDED_OK)
+        if (strided_buffer_alloc(mr, 64 + (size_t)i, (void *)(uintptr_t)(i + 16), &b) != STRIDED_OK)
             return (void *)"alloc failed";
         strided_buffer_release(b);
         if (fake.current_context() != NULL)
@@ -862,8 +857,7 @@ static void test_cuda_resources_allocate_size_0(void **state)
 
 /* Failures of the CUDA resources. */
 
-static void check_invalid_device(create_fn create, const char *op, int device,
-                                 const char *text)
+static void check_invalid_device(create_fn create, const char *op, int device, const char *text)
 {
     strided_memory_resource *mr;
 
@@ -877,20 +871,19 @@ static void check_invalid_device(create_fn create, const char *op, int device,
 static void test_device_resource_of_a_missing_device(void **state)
 {
     (void)state;
-    check_invalid_device(strided_device_resource_create, "device_resource_create",
-                         5, "device 5 does not exist; there are 2 CUDA devices");
-    check_invalid_device(strided_device_resource_create, "device_resource_create",
-                         -1, "device -1 does not exist");
+    check_invalid_device(strided_device_resource_create, "device_resource_create", 5,
+                         "device 5 does not exist; there are 2 CUDA devices");
+    check_invalid_device(strided_device_resource_create, "device_resource_create", -1,
+                         "device -1 does not exist");
 }
 
 static void test_managed_resource_of_a_missing_device(void **state)
 {
     (void)state;
-    check_invalid_device(strided_managed_resource_create,
-                         "managed_resource_create", 2,
+    check_invalid_device(strided_managed_resource_create, "managed_resource_create", 2,
                          "device 2 does not exist; there are 2 CUDA devices");
-    check_invalid_device(strided_managed_resource_create,
-                         "managed_resource_create", -3, "device -3 does not exist");
+    check_invalid_device(strided_managed_resource_create, "managed_resource_create", -3,
+                         "device -3 does not exist");
 }
 
 static void test_device_resource_without_memory_pools(void **state)
@@ -909,8 +902,8 @@ static void test_device_resource_without_memory_pools(void **state)
 
 /* A driver call of a constructor fails: STRIDED_ERR_CUDA with the call in
  * the message, nothing made, nothing leaked, no context left current. */
-static void check_create_call_fails(create_fn create, const char *op,
-                                    const char *entry, CUresult result)
+static void check_create_call_fails(create_fn create, const char *op, const char *entry,
+                                    CUresult result)
 {
     strided_memory_resource *mr;
     char text[128];
@@ -929,15 +922,12 @@ static void check_create_call_fails(create_fn create, const char *op,
 static void test_device_resource_create_failures(void **state)
 {
     (void)state;
-    check_create_call_fails(strided_device_resource_create,
-                            "device_resource_create", "cuDeviceGetMemPool",
-                            CUDA_ERROR_NOT_SUPPORTED);
-    check_create_call_fails(strided_device_resource_create,
-                            "device_resource_create", "cuMemPoolSetAttribute",
-                            CUDA_ERROR_INVALID_VALUE);
-    check_create_call_fails(strided_device_resource_create,
-                            "device_resource_create", "cuDeviceGetAttribute",
-                            CUDA_ERROR_UNKNOWN);
+    check_create_call_fails(strided_device_resource_create, "device_resource_create",
+                            "cuDeviceGetMemPool", CUDA_ERROR_NOT_SUPPORTED);
+    check_create_call_fails(strided_device_resource_create, "device_resource_create",
+                            "cuMemPoolSetAttribute", CUDA_ERROR_INVALID_VALUE);
+    check_create_call_fails(strided_device_resource_create, "device_resource_create",
+                            "cuDeviceGetAttribute", CUDA_ERROR_UNKNOWN);
 }
 
 /* Make the n-th library allocation fail while creating: OUT_OF_MEMORY,
@@ -968,26 +958,21 @@ static void test_cuda_resource_create_out_of_memory(void **state)
 {
     (void)state;
     check_create_out_of_memory(pinned_create, "pinned_resource_create");
-    check_create_out_of_memory(strided_device_resource_create,
-                               "device_resource_create");
-    check_create_out_of_memory(strided_managed_resource_create,
-                               "managed_resource_create");
+    check_create_out_of_memory(strided_device_resource_create, "device_resource_create");
+    check_create_out_of_memory(strided_managed_resource_create, "managed_resource_create");
 }
 
 /* The driver refuses an allocation: STRIDED_ERR_CUDA, no buffer, nothing
  * leaked, context restored. */
-static void check_alloc_call_fails(strided_memory_resource *mr,
-                                   const char *entry)
+static void check_alloc_call_fails(strided_memory_resource *mr, const char *entry)
 {
     strided_buffer *b;
     char text[160];
 
     fake.fail_next(entry, CUDA_ERROR_OUT_OF_MEMORY);
     fill_sentinel(&b, sizeof b);
-    snprintf(text, sizeof text,
-             "%s failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)", entry);
-    assert_error(strided_buffer_alloc(mr, 100, NULL, &b), STRIDED_ERR_CUDA,
-                 "alloc", text);
+    snprintf(text, sizeof text, "%s failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)", entry);
+    assert_error(strided_buffer_alloc(mr, 100, NULL, &b), STRIDED_ERR_CUDA, "alloc", text);
     assert_int_equal(strided_last_cuda_error(), CUDA_ERROR_OUT_OF_MEMORY);
     assert_untouched(&b, sizeof b);
     assert_int_equal(fake.live_bytes(), 0);
@@ -1020,8 +1005,7 @@ static void test_cuda_memory_given_back_when_the_buffer_fails(void **state)
         strided_buffer *b;
         fill_sentinel(&b, sizeof b);
         strided__fail_allocation_after(0);
-        assert_status(strided_buffer_alloc(mrs[i], 100, STREAM_A, &b),
-                      STRIDED_ERR_OUT_OF_MEMORY);
+        assert_status(strided_buffer_alloc(mrs[i], 100, STREAM_A, &b), STRIDED_ERR_OUT_OF_MEMORY);
         strided__fail_allocation_after(-1);
         assert_untouched(&b, sizeof b);
         assert_int_equal(fake.live_bytes(), 0);

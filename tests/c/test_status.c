@@ -26,53 +26,37 @@ static void test_status_name_of_each_code(void **state)
     assert_string_equal(strided_status_name(STRIDED_OK), "STRIDED_OK");
     assert_string_equal(strided_status_name(STRIDED_ERR_INVALID_ARGUMENT),
                         "STRIDED_ERR_INVALID_ARGUMENT");
-    assert_string_equal(strided_status_name(STRIDED_ERR_OVERFLOW),
-                        "STRIDED_ERR_OVERFLOW");
+    assert_string_equal(strided_status_name(STRIDED_ERR_OVERFLOW), "STRIDED_ERR_OVERFLOW");
     assert_string_equal(strided_status_name(STRIDED_ERR_OUT_OF_MEMORY),
                         "STRIDED_ERR_OUT_OF_MEMORY");
-    assert_string_equal(strided_status_name(STRIDED_ERR_UNSUPPORTED),
-                        "STRIDED_ERR_UNSUPPORTED");
-    assert_string_equal(strided_status_name(STRIDED_ERR_INTERNAL),
-                        "STRIDED_ERR_INTERNAL");
+    assert_string_equal(strided_status_name(STRIDED_ERR_UNSUPPORTED), "STRIDED_ERR_UNSUPPORTED");
+    assert_string_equal(strided_status_name(STRIDED_ERR_INTERNAL), "STRIDED_ERR_INTERNAL");
     assert_string_equal(strided_status_name(STRIDED_ERR_NO_CUDA_DRIVER),
                         "STRIDED_ERR_NO_CUDA_DRIVER");
-    assert_string_equal(strided_status_name(STRIDED_ERR_CUDA),
-                        "STRIDED_ERR_CUDA");
-    assert_string_equal(strided_status_name(STRIDED_ERR_PROTOCOL),
-                        "STRIDED_ERR_PROTOCOL");
+    assert_string_equal(strided_status_name(STRIDED_ERR_CUDA), "STRIDED_ERR_CUDA");
+    assert_string_equal(strided_status_name(STRIDED_ERR_PROTOCOL), "STRIDED_ERR_PROTOCOL");
 }
 
 static void test_status_name_of_unknown_value(void **state)
 {
     (void)state;
-    assert_string_equal(strided_status_name((strided_status)9),
-                        "STRIDED_UNKNOWN");
-    assert_string_equal(strided_status_name((strided_status)-1),
-                        "STRIDED_UNKNOWN");
-    assert_string_equal(strided_status_name((strided_status)1000000),
-                        "STRIDED_UNKNOWN");
+    assert_string_equal(strided_status_name((strided_status)9), "STRIDED_UNKNOWN");
+    assert_string_equal(strided_status_name((strided_status)-1), "STRIDED_UNKNOWN");
+    assert_string_equal(strided_status_name((strided_status)1000000), "STRIDED_UNKNOWN");
 }
 
 static void test_status_text_of_each_code(void **state)
 {
     (void)state;
     assert_string_equal(strided_status_text(STRIDED_OK), "success");
-    assert_string_equal(strided_status_text(STRIDED_ERR_INVALID_ARGUMENT),
-                        "invalid argument");
-    assert_string_equal(strided_status_text(STRIDED_ERR_OVERFLOW),
-                        "integer overflow");
-    assert_string_equal(strided_status_text(STRIDED_ERR_OUT_OF_MEMORY),
-                        "out of memory");
-    assert_string_equal(strided_status_text(STRIDED_ERR_UNSUPPORTED),
-                        "unsupported");
-    assert_string_equal(strided_status_text(STRIDED_ERR_INTERNAL),
-                        "internal error");
-    assert_string_equal(strided_status_text(STRIDED_ERR_NO_CUDA_DRIVER),
-                        "no CUDA driver");
-    assert_string_equal(strided_status_text(STRIDED_ERR_CUDA),
-                        "CUDA driver error");
-    assert_string_equal(strided_status_text(STRIDED_ERR_PROTOCOL),
-                        "exchange protocol violated");
+    assert_string_equal(strided_status_text(STRIDED_ERR_INVALID_ARGUMENT), "invalid argument");
+    assert_string_equal(strided_status_text(STRIDED_ERR_OVERFLOW), "integer overflow");
+    assert_string_equal(strided_status_text(STRIDED_ERR_OUT_OF_MEMORY), "out of memory");
+    assert_string_equal(strided_status_text(STRIDED_ERR_UNSUPPORTED), "unsupported");
+    assert_string_equal(strided_status_text(STRIDED_ERR_INTERNAL), "internal error");
+    assert_string_equal(strided_status_text(STRIDED_ERR_NO_CUDA_DRIVER), "no CUDA driver");
+    assert_string_equal(strided_status_text(STRIDED_ERR_CUDA), "CUDA driver error");
+    assert_string_equal(strided_status_text(STRIDED_ERR_PROTOCOL), "exchange protocol violated");
 }
 
 static void test_status_text_of_unknown_value_is_not_null(void **state)
@@ -121,8 +105,7 @@ static void test_last_error_names_the_operation(void **state)
     strided_layout l = mk_c(DIMS(4, 6), 4), out;
 
     (void)state;
-    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out),
-                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out), STRIDED_ERR_INVALID_ARGUMENT);
     assert_true(strncmp(strided_last_error(), "reshape: ", 9) == 0);
     assert_non_null(strstr(strided_last_error(),
                            "The original volume 24 and the new volume 25 must "
@@ -134,10 +117,8 @@ static void test_last_error_reason_is_the_text_after_the_operation(void **state)
     strided_layout l = mk_c(DIMS(4, 6), 4), out;
 
     (void)state;
-    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out),
-                  STRIDED_ERR_INVALID_ARGUMENT);
-    assert_string_equal(strided_last_error() + strlen("reshape: "),
-                        strided_last_error_reason());
+    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out), STRIDED_ERR_INVALID_ARGUMENT);
+    assert_string_equal(strided_last_error() + strlen("reshape: "), strided_last_error_reason());
     assert_non_null(strstr(strided_last_error_reason(),
                            "The original volume 24 and the new volume 25 must "
                            "be equal."));
@@ -148,11 +129,9 @@ static void test_last_error_of_permute(void **state)
     strided_layout l = mk_c(DIMS(2, 5, 3), 4), out;
 
     (void)state;
-    assert_status(strided_layout_permute(&l, AXES(1, 0, 1), &out),
-                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_status(strided_layout_permute(&l, AXES(1, 0, 1), &out), STRIDED_ERR_INVALID_ARGUMENT);
     assert_true(strncmp(strided_last_error(), "permute: ", 9) == 0);
-    assert_string_equal(strided_last_error() + strlen("permute: "),
-                        strided_last_error_reason());
+    assert_string_equal(strided_last_error() + strlen("permute: "), strided_last_error_reason());
     assert_non_null(strstr(strided_last_error_reason(),
                            "Invalid permutation: axis 1 appears multiple "
                            "times."));
@@ -163,10 +142,8 @@ static void test_last_error_is_replaced_by_the_next_failure(void **state)
     strided_layout l = mk_c(DIMS(4, 6), 4), out;
 
     (void)state;
-    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out),
-                  STRIDED_ERR_INVALID_ARGUMENT);
-    assert_status(strided_layout_permute(&l, AXES(0), &out),
-                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out), STRIDED_ERR_INVALID_ARGUMENT);
+    assert_status(strided_layout_permute(&l, AXES(0), &out), STRIDED_ERR_INVALID_ARGUMENT);
     assert_true(strncmp(strided_last_error(), "permute: ", 9) == 0);
     assert_null(strstr(strided_last_error(), "volume"));
 }
@@ -177,8 +154,7 @@ static void test_last_error_survives_a_success(void **state)
     char before[512];
 
     (void)state;
-    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out),
-                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out), STRIDED_ERR_INVALID_ARGUMENT);
     snprintf(before, sizeof before, "%s", strided_last_error());
     assert_ok(strided_layout_reshape(&l, DIMS(6, 4), &out));
     assert_ok(strided_layout_permute(&l, AXES(1, 0), &out));
@@ -190,8 +166,7 @@ static void test_last_error_overflow_message(void **state)
     strided_layout l;
 
     (void)state;
-    assert_status(strided_layout_init(&l, DIMS(INT64_C(1) << 32,
-                                           INT64_C(1) << 32), NULL, 1),
+    assert_status(strided_layout_init(&l, DIMS(INT64_C(1) << 32, INT64_C(1) << 32), NULL, 1),
                   STRIDED_ERR_OVERFLOW);
     assert_true(strlen(strided_last_error_reason()) > 0);
 }
@@ -219,11 +194,9 @@ static void test_last_error_is_thread_local(void **state)
     pthread_t t;
 
     (void)state;
-    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out),
-                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_status(strided_layout_reshape(&l, DIMS(5, 5), &out), STRIDED_ERR_INVALID_ARGUMENT);
     snprintf(before, sizeof before, "%s", strided_last_error());
-    snprintf(before_reason, sizeof before_reason, "%s",
-             strided_last_error_reason());
+    snprintf(before_reason, sizeof before_reason, "%s", strided_last_error_reason());
 
     assert_int_equal(pthread_create(&t, NULL, fail_in_thread, other), 0);
     assert_int_equal(pthread_join(t, NULL), 0);
@@ -254,8 +227,7 @@ static void *race_messages(void *arg)
     for (i = 0; i < 2000; i++) {
         int64_t bad = 7 + r->id;
         (void)strided_layout_reshape(&l, 1, &bad, &out);
-        snprintf(want, sizeof want,
-                 "The original volume 6 and the new volume %d must be equal.",
+        snprintf(want, sizeof want, "The original volume 6 and the new volume %d must be equal.",
                  7 + r->id);
         if (strstr(strided_last_error_reason(), want) == NULL)
             r->mismatches++;

@@ -22,16 +22,16 @@
 static void test_wait_needs_a_driver(void **state)
 {
     (void)state;
-    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 0),
-                 STRIDED_ERR_NO_CUDA_DRIVER, "stream_wait", "no CUDA driver");
+    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 0), STRIDED_ERR_NO_CUDA_DRIVER,
+                 "stream_wait", "no CUDA driver");
 }
 
 static void test_current_device_needs_a_driver(void **state)
 {
     (void)state;
     int device = 42;
-    assert_error(strided_current_device(&device), STRIDED_ERR_NO_CUDA_DRIVER,
-                 "current_device", "no CUDA driver");
+    assert_error(strided_current_device(&device), STRIDED_ERR_NO_CUDA_DRIVER, "current_device",
+                 "no CUDA driver");
     assert_int_equal(device, 42);
 }
 
@@ -82,8 +82,8 @@ static void test_failing_record_destroys_the_event(void **state)
     (void)state;
     fake.reset(2, 0, 1);
     fake.fail_next("cuEventRecord", 400); /* CUDA_ERROR_INVALID_HANDLE */
-    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 0), STRIDED_ERR_CUDA,
-                 "stream_wait", "cuEventRecord failed");
+    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 0), STRIDED_ERR_CUDA, "stream_wait",
+                 "cuEventRecord failed");
     assert_int_equal(strided_last_cuda_error(), 400);
     assert_int_equal(fake.calls("cuStreamWaitEvent"), 0);
     assert_int_equal(fake.live_events(), 0);
@@ -95,8 +95,8 @@ static void test_failing_wait_destroys_the_event(void **state)
     (void)state;
     fake.reset(2, 0, 1);
     fake.fail_next("cuStreamWaitEvent", 400);
-    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 0), STRIDED_ERR_CUDA,
-                 "stream_wait", "cuStreamWaitEvent failed");
+    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 0), STRIDED_ERR_CUDA, "stream_wait",
+                 "cuStreamWaitEvent failed");
     assert_int_equal(fake.live_events(), 0);
 }
 
@@ -105,8 +105,8 @@ static void test_failing_create_leaves_nothing(void **state)
     (void)state;
     fake.reset(2, 0, 1);
     fake.fail_next("cuEventCreate", 2); /* CUDA_ERROR_OUT_OF_MEMORY */
-    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 0), STRIDED_ERR_CUDA,
-                 "stream_wait", "cuEventCreate failed");
+    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 0), STRIDED_ERR_CUDA, "stream_wait",
+                 "cuEventCreate failed");
     assert_int_equal(fake.calls("cuEventDestroy"), 0);
     assert_int_equal(fake.live_events(), 0);
 }
@@ -115,8 +115,8 @@ static void test_unknown_device(void **state)
 {
     (void)state;
     fake.reset(2, 0, 1);
-    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 7),
-                 STRIDED_ERR_INVALID_ARGUMENT, "stream_wait", "device 7 does not exist");
+    assert_error(strided_stream_wait(STREAM_A, STREAM_B, 7), STRIDED_ERR_INVALID_ARGUMENT,
+                 "stream_wait", "device 7 does not exist");
     assert_int_equal(fake.calls("cuEventCreate"), 0);
 }
 
@@ -152,16 +152,16 @@ static void test_current_device_failures(void **state)
     fake.reset(2, 0, 1);
     int device = -5;
     fake.fail_next("cuCtxGetCurrent", 201); /* CUDA_ERROR_INVALID_CONTEXT */
-    assert_error(strided_current_device(&device), STRIDED_ERR_CUDA,
-                 "current_device", "cuCtxGetCurrent failed");
+    assert_error(strided_current_device(&device), STRIDED_ERR_CUDA, "current_device",
+                 "cuCtxGetCurrent failed");
     assert_int_equal(device, -5);
     fake.set_current_device(1);
     fake.fail_next("cuCtxGetDevice", 201);
-    assert_error(strided_current_device(&device), STRIDED_ERR_CUDA,
-                 "current_device", "cuCtxGetDevice failed");
+    assert_error(strided_current_device(&device), STRIDED_ERR_CUDA, "current_device",
+                 "cuCtxGetDevice failed");
     assert_int_equal(device, -5);
-    assert_error(strided_current_device(NULL), STRIDED_ERR_INVALID_ARGUMENT,
-                 "current_device", "out is required");
+    assert_error(strided_current_device(NULL), STRIDED_ERR_INVALID_ARGUMENT, "current_device",
+                 "out is required");
     fake.set_current_device(-1);
 }
 

@@ -70,9 +70,9 @@ static void test_numeric_types_have_dlpack_equivalents(void **state)
 static void test_plain_types_without_dlpack_equivalents(void **state)
 {
     (void)state;
-    const char *names[] = {NATIVE "f16", NATIVE "c32", "|V16", "|V1", "|S7",
-                           NATIVE "U3", NATIVE "M8[ns]", NATIVE "m8[25s]", NATIVE "M8",
-                           NATIVE "f1"};
+    const char *names[] = {NATIVE "f16", NATIVE "c32", "|V16",          "|V1",
+                           "|S7",        NATIVE "U3",  NATIVE "M8[ns]", NATIVE "m8[25s]",
+                           NATIVE "M8",  NATIVE "f1"};
     const char kinds[] = {'f', 'c', 'V', 'V', 'S', 'U', 'M', 'm', 'M', 'f'};
     const int sizes[] = {16, 32, 16, 1, 7, 12, 8, 8, 8, 1};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -92,10 +92,10 @@ static void test_object_types_are_refused(void **state)
     assert_error(strided_typestr_parse("|O8", 0, &t), STRIDED_ERR_UNSUPPORTED, "typestr",
                  "|O8 holds Python object references, which are not plain data");
     /* A structured type with an object field reads as raw bytes. */
-    assert_error(strided_typestr_parse("|V16", STRIDED_TYPESTR_HOLDS_REFERENCES, &t), STRIDED_ERR_UNSUPPORTED, "typestr",
-                 "holds Python object references");
-    assert_error(strided_typestr_parse(NATIVE "f8", STRIDED_TYPESTR_HOLDS_REFERENCES, &t), STRIDED_ERR_UNSUPPORTED,
-                 "typestr", "holds Python object references");
+    assert_error(strided_typestr_parse("|V16", STRIDED_TYPESTR_HOLDS_REFERENCES, &t),
+                 STRIDED_ERR_UNSUPPORTED, "typestr", "holds Python object references");
+    assert_error(strided_typestr_parse(NATIVE "f8", STRIDED_TYPESTR_HOLDS_REFERENCES, &t),
+                 STRIDED_ERR_UNSUPPORTED, "typestr", "holds Python object references");
     assert_untouched(&t, sizeof t);
 }
 
@@ -135,19 +135,19 @@ static void test_kinds_and_sizes_outside_the_table(void **state)
     fill_sentinel(&t, sizeof t);
     assert_error(strided_typestr_parse("|t8", 0, &t), STRIDED_ERR_UNSUPPORTED, "typestr",
                  "element kind 't' is not supported");
-    assert_error(strided_typestr_parse(NATIVE "i3", 0, &t), STRIDED_ERR_UNSUPPORTED,
-                 "typestr", "signed integer has no 3-byte type");
-    assert_error(strided_typestr_parse(NATIVE "f3", 0, &t), STRIDED_ERR_UNSUPPORTED,
-                 "typestr", "floating point has no 3-byte type");
+    assert_error(strided_typestr_parse(NATIVE "i3", 0, &t), STRIDED_ERR_UNSUPPORTED, "typestr",
+                 "signed integer has no 3-byte type");
+    assert_error(strided_typestr_parse(NATIVE "f3", 0, &t), STRIDED_ERR_UNSUPPORTED, "typestr",
+                 "floating point has no 3-byte type");
     assert_error(strided_typestr_parse("|b2", 0, &t), STRIDED_ERR_UNSUPPORTED, "typestr",
                  "bool has no 2-byte type");
-    assert_error(strided_typestr_parse(NATIVE "u64", 0, &t), STRIDED_ERR_UNSUPPORTED,
-                 "typestr", "no 64-byte type");
+    assert_error(strided_typestr_parse(NATIVE "u64", 0, &t), STRIDED_ERR_UNSUPPORTED, "typestr",
+                 "no 64-byte type");
     assert_error(strided_typestr_parse("|V0", 0, &t), STRIDED_ERR_UNSUPPORTED, "typestr",
                  "an element of 0 bytes");
     /* 'U' counts characters of 4 bytes: the byte size must fit too. */
-    assert_error(strided_typestr_parse(NATIVE "U1000000000", 0, &t),
-                 STRIDED_ERR_UNSUPPORTED, "typestr", "an element of 4000000000 bytes");
+    assert_error(strided_typestr_parse(NATIVE "U1000000000", 0, &t), STRIDED_ERR_UNSUPPORTED,
+                 "typestr", "an element of 4000000000 bytes");
     assert_untouched(&t, sizeof t);
     assert_plain("|V2147483647", 'V', INT32_MAX);
 }
@@ -155,9 +155,23 @@ static void test_kinds_and_sizes_outside_the_table(void **state)
 static void test_malformed_strings(void **state)
 {
     (void)state;
-    const char *bad[] = {"", "<", "f4", "<f", "<f-4", "<f4x", "<f4 ", "|V99999999999",
-                         "<i4[ns]", "<M8[", "<M8[]", "<M8[ns", "<M8[n s]", "<M8[ns]x",
-                         "<M8[12345678901234567]", " <f4", "<<f4"};
+    const char *bad[] = {"",
+                         "<",
+                         "f4",
+                         "<f",
+                         "<f-4",
+                         "<f4x",
+                         "<f4 ",
+                         "|V99999999999",
+                         "<i4[ns]",
+                         "<M8[",
+                         "<M8[]",
+                         "<M8[ns",
+                         "<M8[n s]",
+                         "<M8[ns]x",
+                         "<M8[12345678901234567]",
+                         " <f4",
+                         "<<f4"};
     strided_typestr t;
     fill_sentinel(&t, sizeof t);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -167,10 +181,10 @@ static void test_malformed_strings(void **state)
         assert_true(strlen(strided_last_error()) > 0);
     }
     assert_untouched(&t, sizeof t);
-    assert_error(strided_typestr_parse(NULL, 0, &t), STRIDED_ERR_INVALID_ARGUMENT,
-                 "typestr", "typestr and out are required");
-    assert_error(strided_typestr_parse("<f4", 0, NULL), STRIDED_ERR_INVALID_ARGUMENT,
-                 "typestr", "typestr and out are required");
+    assert_error(strided_typestr_parse(NULL, 0, &t), STRIDED_ERR_INVALID_ARGUMENT, "typestr",
+                 "typestr and out are required");
+    assert_error(strided_typestr_parse("<f4", 0, NULL), STRIDED_ERR_INVALID_ARGUMENT, "typestr",
+                 "typestr and out are required");
     /* A long string is quoted shortened. */
     assert_error(strided_typestr_parse("<f4xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
                                        0, &t),
@@ -225,8 +239,8 @@ static void test_names_and_typestrs_of_every_type(void **state)
         char text[16];
         size_t n = strided_dtype_typestr(want, text, sizeof text);
         if (n != strlen(c->typestr) || strcmp(text, c->typestr) != 0)
-            fail_at(AT(c), "typestr of %s is \"%s\" (%zu), expected \"%s\"\n", c->name, text,
-                    n, c->typestr);
+            fail_at(AT(c), "typestr of %s is \"%s\" (%zu), expected \"%s\"\n", c->name, text, n,
+                    c->typestr);
         /* NumPy's two strings name the type again. */
         strided_typestr t;
         check_status_(strided_dtype_from_numpy(c->typestr, c->name, 0, &t), STRIDED_OK, AT(c));
@@ -239,13 +253,13 @@ static void test_names_and_typestrs_of_every_type(void **state)
 static void test_parse_refuses_other_names(void **state)
 {
     (void)state;
-    static const char *const names[] = {"", "int", "int7", "int128", "int0008", "float128",
-                                        "uint8x", "bfloat32", "complex32", "float8_e4m3fnx",
-                                        "bool8", "Float32", "void16", "str"};
+    static const char *const names[] = {
+        "",         "int",       "int7",           "int128", "int0008", "float128", "uint8x",
+        "bfloat32", "complex32", "float8_e4m3fnx", "bool8",  "Float32", "void16",   "str"};
     strided_dtype d = {7, 7, 7};
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
-        assert_error(strided_dtype_parse(names[i], &d), STRIDED_ERR_INVALID_ARGUMENT,
-                     "dtype_parse", "names no element type strided knows");
+        assert_error(strided_dtype_parse(names[i], &d), STRIDED_ERR_INVALID_ARGUMENT, "dtype_parse",
+                     "names no element type strided knows");
         assert_int_equal(d.code, 7);
     }
     assert_error(strided_dtype_parse(NULL, &d), STRIDED_ERR_INVALID_ARGUMENT, "dtype_parse",
@@ -256,14 +270,14 @@ static void test_typestr_of_types_outside_the_table(void **state)
 {
     (void)state;
     char text[8] = "x";
-    assert_int_equal(strided_dtype_typestr((strided_dtype){STRIDED_DTYPE_FLOAT, 32, 2}, text,
-                                           sizeof text), 0);
+    assert_int_equal(
+        strided_dtype_typestr((strided_dtype){STRIDED_DTYPE_FLOAT, 32, 2}, text, sizeof text), 0);
     assert_string_equal(text, "");
-    assert_int_equal(strided_dtype_typestr((strided_dtype){STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1},
-                                           NULL, 0), 0);
+    assert_int_equal(
+        strided_dtype_typestr((strided_dtype){STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1}, NULL, 0), 0);
     /* Like snprintf: the length it needs, a truncated text. */
-    assert_int_equal(strided_dtype_typestr((strided_dtype){STRIDED_DTYPE_COMPLEX, 128, 1},
-                                           text, 3), 4);
+    assert_int_equal(strided_dtype_typestr((strided_dtype){STRIDED_DTYPE_COMPLEX, 128, 1}, text, 3),
+                     4);
     assert_string_equal(text, NATIVE "c");
 }
 
@@ -307,11 +321,10 @@ static void test_numpy_types_without_a_dlpack_type(void **state)
     /* Objects, said by the string or by the flag. */
     assert_error(strided_dtype_from_numpy("|O", "object", 0, &t), STRIDED_ERR_UNSUPPORTED,
                  "typestr", "holds Python object references");
-    assert_error(strided_dtype_from_numpy("|V16", "void128",
-                                          STRIDED_TYPESTR_HOLDS_REFERENCES |
-                                              STRIDED_TYPESTR_STRUCTURED,
-                                          &t),
-                 STRIDED_ERR_UNSUPPORTED, "typestr", "holds Python object references");
+    assert_error(
+        strided_dtype_from_numpy("|V16", "void128",
+                                 STRIDED_TYPESTR_HOLDS_REFERENCES | STRIDED_TYPESTR_STRUCTURED, &t),
+        STRIDED_ERR_UNSUPPORTED, "typestr", "holds Python object references");
     assert_error(strided_dtype_from_numpy(NULL, "int8", 0, &t), STRIDED_ERR_INVALID_ARGUMENT,
                  "typestr", "typestr and out are required");
     assert_error(strided_typestr_check_dlpack_export(NULL), STRIDED_ERR_INVALID_ARGUMENT,

@@ -53,8 +53,8 @@ static void count_release(void *context, void *ptr, size_t size)
     (*(int *)context)++;
 }
 
-static void check_from_buffer(int ndim, const int64_t *shape, strided_dtype dt,
-                              strided_order order, bool readonly)
+static void check_from_buffer(int ndim, const int64_t *shape, strided_dtype dt, strided_order order,
+                              bool readonly)
 {
     int itemsize = 0;
     strided_layout l;
@@ -62,8 +62,7 @@ static void check_from_buffer(int ndim, const int64_t *shape, strided_dtype dt,
     strided_view v;
 
     assert_ok(strided_dtype_itemsize(dt, &itemsize));
-    assert_ok(strided_layout_init_dense(&l, ndim, shape, itemsize, order, 0,
-                                        NULL));
+    assert_ok(strided_layout_init_dense(&l, ndim, shape, itemsize, order, 0, NULL));
     assert_ok(strided_layout_required_size_in_bytes(&l, &required));
     assert_i64(required, strided_layout_volume(&l) * itemsize);
     strided_buffer *b = host_buffer((size_t)required);
@@ -89,8 +88,7 @@ static void check_from_buffer(int ndim, const int64_t *shape, strided_dtype dt,
 static void test_from_buffer(void **state)
 {
     (void)state;
-    static const int64_t s0[1] = {0}, s2[] = {2, 3}, s10[] = {10, 10},
-                         s3[] = {10, 13, 11};
+    static const int64_t s0[1] = {0}, s2[] = {2, 3}, s10[] = {10, 10}, s3[] = {10, 13, 11};
     const struct {
         int ndim;
         const int64_t *shape;
@@ -101,8 +99,8 @@ static void test_from_buffer(void **state)
         for (int d = 0; d < 2; d++)
             for (int o = 0; o < 2; o++)
                 for (int r = 0; r < 2; r++)
-                    check_from_buffer(shapes[s].ndim, shapes[s].shape,
-                                      dtypes[d], orders[o], r == 1);
+                    check_from_buffer(shapes[s].ndim, shapes[s].shape, dtypes[d], orders[o],
+                                      r == 1);
 }
 
 static void test_from_buffer_without_dtype(void **state)
@@ -145,21 +143,18 @@ static void test_from_buffer_larger_buffer(void **state)
 
 /* A failing from_buffer: the error, out untouched, no reference taken. */
 static void check_from_buffer_fails(strided_buffer *b, const strided_layout *l,
-                                    const strided_dtype *dt,
-                                    strided_status code, const char *text,
+                                    const strided_dtype *dt, strided_status code, const char *text,
                                     const char *file, int line)
 {
     strided_view out;
     long count = b != NULL ? strided_buffer_use_count(b) : 0;
     fill_sentinel(&out, sizeof out);
-    check_error_(strided_view_from_buffer(b, l, dt, false, &out), code, OP,
-                 text, file, line);
+    check_error_(strided_view_from_buffer(b, l, dt, false, &out), code, OP, text, file, line);
     check_untouched_(&out, sizeof out, "out", file, line);
     if (b != NULL && strided_buffer_use_count(b) != count)
-        fail_at(file, line, "use count %ld, expected %ld\n",
-                strided_buffer_use_count(b), count);
+        fail_at(file, line, "use count %ld, expected %ld\n", strided_buffer_use_count(b), count);
 }
-#define assert_from_buffer_fails(b, l, dt, code, text)                         \
+#define assert_from_buffer_fails(b, l, dt, code, text) \
     check_from_buffer_fails((b), (l), (dt), (code), (text), __FILE__, __LINE__)
 
 static void test_from_buffer_too_small(void **state)
@@ -246,8 +241,7 @@ static void test_from_buffer_negative_slice_offset(void **state)
     strided_view_release(&v);
     /* A negative stride without the slice offset reaches below 0. */
     strided_layout neg = mk(DIMS(5), I64(-1), 4);
-    assert_from_buffer_fails(b, &neg, NULL, STRIDED_ERR_INVALID_ARGUMENT,
-                             "min_offset is -4.");
+    assert_from_buffer_fails(b, &neg, NULL, STRIDED_ERR_INVALID_ARGUMENT, "min_offset is -4.");
     strided_buffer_release(b);
 }
 
@@ -287,8 +281,8 @@ static void test_from_buffer_null_arguments(void **state)
     strided_view v;
     assert_from_buffer_fails(NULL, &l, NULL, STRIDED_ERR_INVALID_ARGUMENT, NULL);
     assert_from_buffer_fails(b, NULL, NULL, STRIDED_ERR_INVALID_ARGUMENT, NULL);
-    assert_error(strided_view_from_buffer(b, &l, NULL, false, NULL),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP, NULL);
+    assert_error(strided_view_from_buffer(b, &l, NULL, false, NULL), STRIDED_ERR_INVALID_ARGUMENT,
+                 OP, NULL);
     assert_i64(strided_buffer_use_count(b), 1);
     (void)v;
     strided_buffer_release(b);
@@ -465,8 +459,7 @@ static void test_view_in_place_failure_leaves_the_view(void **state)
     assert_ok(strided_view_from_buffer(b, &l, NULL, false, &v));
     before = v;
     strided_layout big = mk_c(DIMS(6, 7), 2);
-    assert_error(strided_view_view(&v, &big, NULL, &v),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP, NULL);
+    assert_error(strided_view_view(&v, &big, NULL, &v), STRIDED_ERR_INVALID_ARGUMENT, OP, NULL);
     assert_ptr_equal(v.buffer, before.buffer);
     assert_i64(v.origin, before.origin);
     assert_layout_eq(v.layout, before.layout);
@@ -487,20 +480,17 @@ static void test_view_outside_the_buffer(void **state)
     /* Origin 0: cuda.core's messages. */
     strided_layout big = mk_c(DIMS(6, 7), 2);
     fill_sentinel(&w, sizeof w);
-    assert_error(strided_view_view(&v, &big, NULL, &w),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP,
+    assert_error(strided_view_view(&v, &big, NULL, &w), STRIDED_ERR_INVALID_ARGUMENT, OP,
                  "Buffer size is too small for the layout. Expected at least "
                  "84 bytes, got 70 bytes.");
     assert_untouched(&w, sizeof w);
     strided_layout neg = mk(DIMS(5), I64(-1), 2);
-    assert_error(strided_view_view(&v, &neg, NULL, &w),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP,
+    assert_error(strided_view_view(&v, &neg, NULL, &w), STRIDED_ERR_INVALID_ARGUMENT, OP,
                  "maps elements to negative memory offsets is ambiguous");
     assert_untouched(&w, sizeof w);
     /* A slice past the end. */
     strided_layout past = mk_c(DIMS(36), 2);
-    assert_error(strided_view_view(&v, &past, NULL, &w),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP,
+    assert_error(strided_view_view(&v, &past, NULL, &w), STRIDED_ERR_INVALID_ARGUMENT, OP,
                  "Expected at least 72 bytes, got 70 bytes.");
     assert_untouched(&w, sizeof w);
     assert_i64(strided_buffer_use_count(b), 2);
@@ -529,8 +519,7 @@ static void test_view_changes_the_dtype(void **state)
     strided_view_release(&w);
     /* A dtype that does not fit the layout. */
     fill_sentinel(&w, sizeof w);
-    assert_error(strided_view_view(&v, &packed, &f32, &w),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP,
+    assert_error(strided_view_view(&v, &packed, &f32, &w), STRIDED_ERR_INVALID_ARGUMENT, OP,
                  "The dtype's itemsize (4) does not match the layout's "
                  "itemsize (8).");
     assert_untouched(&w, sizeof w);
@@ -552,11 +541,9 @@ static void test_view_of_a_released_view(void **state)
     assert_ok(strided_view_from_buffer(b, &l, NULL, false, &v));
     strided_view_release(&v);
     fill_sentinel(&w, sizeof w);
-    assert_error(strided_view_view(&v, NULL, NULL, &w),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP, NULL);
+    assert_error(strided_view_view(&v, NULL, NULL, &w), STRIDED_ERR_INVALID_ARGUMENT, OP, NULL);
     assert_untouched(&w, sizeof w);
-    assert_error(strided_view_view(NULL, NULL, NULL, &w),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP, NULL);
+    assert_error(strided_view_view(NULL, NULL, NULL, &w), STRIDED_ERR_INVALID_ARGUMENT, OP, NULL);
     assert_untouched(&w, sizeof w);
     assert_i64(strided_buffer_use_count(b), 1);
     strided_buffer_release(b);
@@ -654,8 +641,8 @@ static void test_wrap_covers_the_footprint(void **state)
     assert_ok(strided_view_view(&v, &whole, NULL, &w));
     strided_view_release(&w);
     assert_ok(strided_layout_init(&whole, 1, (int64_t[]){48}, NULL, 4));
-    assert_error(strided_view_view(&v, &whole, NULL, &w),
-                 STRIDED_ERR_INVALID_ARGUMENT, OP, "Buffer size is too small");
+    assert_error(strided_view_view(&v, &whole, NULL, &w), STRIDED_ERR_INVALID_ARGUMENT, OP,
+                 "Buffer size is too small");
     strided_view_release(&v);
     assert_int_equal(r.count, 1);
     assert_ptr_equal(r.ptr, mem);
@@ -672,8 +659,7 @@ static void test_wrap_negative_strides(void **state)
     strided_view v;
     /* Element (0, 0) is the last one, mem[3][4]; the lowest is mem[0][0]. */
     assert_ok(strided_layout_init(&l, 2, shape, strides, 8));
-    assert_ok(strided_view_wrap(&mem[3][4], &l, NULL, false, NULL, record_release,
-                                &r, &v));
+    assert_ok(strided_view_wrap(&mem[3][4], &l, NULL, false, NULL, record_release, &r, &v));
     assert_ptr_equal(strided_view_ptr(&v), &mem[3][4]);
     assert_ptr_equal(strided_buffer_ptr(v.buffer), &mem[0][0]);
     assert_i64(v.origin, 22 * 8);
@@ -804,8 +790,7 @@ static void test_buffer_wrap_known(void **state)
     strided_buffer *b = NULL;
     strided_memory_info managed = {STRIDED_MEMORY_MANAGED, 1, true, true, true, false,
                                    (uintptr_t)mem};
-    assert_ok(strided_buffer_wrap_known(mem, sizeof mem, &managed, count_release,
-                                        &releases, &b));
+    assert_ok(strided_buffer_wrap_known(mem, sizeof mem, &managed, count_release, &releases, &b));
     strided_memory_info info = strided_buffer_memory_info(b);
     assert_int_equal(info.kind, STRIDED_MEMORY_MANAGED);
     assert_int_equal(info.device_id, 1);
@@ -848,8 +833,8 @@ static void test_wrap_errors_leave_the_memory_alone(void **state)
                  STRIDED_ERR_INVALID_ARGUMENT, "wrap", "invalid layout");
     /* Elements below address 0. */
     assert_ok(strided_layout_init(&bad, 1, (int64_t[]){3}, (int64_t[]){-100}, 8));
-    assert_error(strided_view_wrap((void *)(uintptr_t)64, &bad, NULL, false, NULL,
-                                   record_release, &r, &v),
+    assert_error(strided_view_wrap((void *)(uintptr_t)64, &bad, NULL, false, NULL, record_release,
+                                   &r, &v),
                  STRIDED_ERR_OVERFLOW, "wrap", "leave the address space");
     /* Elements above the top of the address space. */
     assert_ok(strided_layout_init(&bad, 1, (int64_t[]){3}, (int64_t[]){100}, 8));

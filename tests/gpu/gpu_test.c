@@ -47,19 +47,17 @@ static int load_driver(int *count, char *why, size_t why_size)
     }
     rc = cu.cuDeviceGetCount(count);
     if (rc != CUDA_SUCCESS || *count == 0) {
-        snprintf(why, why_size, "cuDeviceGetCount: %d device(s), result %d",
-                 *count, rc);
+        snprintf(why, why_size, "cuDeviceGetCount: %d device(s), result %d", *count, rc);
         return 1;
     }
-#define CU_LOAD(field, symbol, params)                                         \
-    if (!load_symbol(lib, symbol, &cu.field)) {                                \
-        snprintf(why, why_size, "libcuda.so.1 has no %s", symbol);             \
-        return 2;                                                              \
+#define CU_LOAD(field, symbol, params)                             \
+    if (!load_symbol(lib, symbol, &cu.field)) {                    \
+        snprintf(why, why_size, "libcuda.so.1 has no %s", symbol); \
+        return 2;                                                  \
     }
     CU_FUNCS(CU_LOAD)
 #undef CU_LOAD
-#define CU_LOAD_OPTIONAL(field, symbol, params)                                \
-    (void)load_symbol(lib, symbol, &cu.field);
+#define CU_LOAD_OPTIONAL(field, symbol, params) (void)load_symbol(lib, symbol, &cu.field);
     CU_OPTIONAL_FUNCS(CU_LOAD_OPTIONAL)
 #undef CU_LOAD_OPTIONAL
     return 0;
@@ -99,8 +97,7 @@ bool gpu_retain_devices(int n, CUdevice *devices, CUcontext *primaries)
 {
     for (int d = 0; d < n; d++)
         if (cu.cuDeviceGet(&devices[d], d) != CUDA_SUCCESS ||
-            cu.cuDevicePrimaryCtxRetain(&primaries[d], devices[d]) !=
-                CUDA_SUCCESS) {
+            cu.cuDevicePrimaryCtxRetain(&primaries[d], devices[d]) != CUDA_SUCCESS) {
             printf("cannot set up device %d\n", d);
             return false;
         }

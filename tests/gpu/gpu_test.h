@@ -36,80 +36,65 @@ typedef struct CUmemPoolProps {
     unsigned char reserved[54];
 } CUmemPoolProps;
 
-enum {
-    CUDA_SUCCESS = 0,
-    CU_MEMHOSTALLOC_PORTABLE = 0x01,
-    CU_STREAM_NON_BLOCKING = 0x1
-};
+enum { CUDA_SUCCESS = 0, CU_MEMHOSTALLOC_PORTABLE = 0x01, CU_STREAM_NON_BLOCKING = 0x1 };
 #define CU_STREAM_PER_THREAD ((CUstream)0x2)
 
 /* X(field, exported symbol, parameters): the entry points the tests need;
  * the symbol is the versioned one cuda.h maps the name to. */
-#define CU_FUNCS(X)                                                            \
-    X(cuInit, "cuInit", (unsigned int))                                        \
-    X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **))             \
-    X(cuDriverGetVersion, "cuDriverGetVersion", (int *))                       \
-    X(cuDeviceGetCount, "cuDeviceGetCount", (int *))                           \
-    X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int))                           \
-    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *, int, CUdevice))    \
-    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer",                          \
-      (int *, CUdevice, CUdevice))                                             \
-    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                    \
-      (CUcontext *, CUdevice))                                                 \
-    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice))   \
-    X(cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext *))                       \
-    X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                         \
-    X(cuCtxSynchronize, "cuCtxSynchronize", (void))                            \
-    X(cuPointerGetAttributes, "cuPointerGetAttributes",                        \
-      (unsigned int, int *, void **, CUdeviceptr))                             \
-    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                    \
-    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                \
-    X(cuMemAllocHost, "cuMemAllocHost_v2", (void **, size_t))                  \
-    X(cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned int))       \
-    X(cuMemFreeHost, "cuMemFreeHost", (void *))                                \
-    X(cuMemHostRegister, "cuMemHostRegister_v2",                               \
-      (void *, size_t, unsigned int))                                          \
-    X(cuMemHostUnregister, "cuMemHostUnregister", (void *))                    \
-    X(cuMemAllocManaged, "cuMemAllocManaged",                                  \
-      (CUdeviceptr *, size_t, unsigned int))                                   \
-    X(cuMemAllocAsync, "cuMemAllocAsync", (CUdeviceptr *, size_t, CUstream))   \
-    X(cuMemFreeAsync, "cuMemFreeAsync", (CUdeviceptr, CUstream))               \
-    X(cuMemPoolCreate, "cuMemPoolCreate",                                      \
-      (CUmemoryPool *, const CUmemPoolProps *))                                \
-    X(cuMemPoolDestroy, "cuMemPoolDestroy", (CUmemoryPool))                    \
-    X(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync",                      \
-      (CUdeviceptr *, size_t, CUmemoryPool, CUstream))                         \
-    X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))       \
-    X(cuMemsetD8Async, "cuMemsetD8Async",                                      \
-      (CUdeviceptr, unsigned char, size_t, CUstream))                          \
-    X(cuMemcpy, "cuMemcpy", (CUdeviceptr, CUdeviceptr, size_t))                \
-    X(cuMemcpyAsync, "cuMemcpyAsync",                                          \
-      (CUdeviceptr, CUdeviceptr, size_t, CUstream))                            \
-    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))    \
-    X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))          \
-    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2",                               \
-      (CUdeviceptr, const void *, size_t, CUstream))                           \
-    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2",                               \
-      (void *, CUdeviceptr, size_t, CUstream))                                 \
-    X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned int))            \
-    X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                       \
-    X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))                  \
-    X(cuStreamWaitEvent, "cuStreamWaitEvent",                                  \
-      (CUstream, CUevent, unsigned int))                                       \
-    X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned int))               \
-    X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                     \
-    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                          \
-    X(cuStreamWaitValue32, "cuStreamWaitValue32_v2",                           \
-      (CUstream, CUdeviceptr, unsigned int, unsigned int))                     \
-    X(cuStreamWriteValue32, "cuStreamWriteValue32_v2",                         \
+#define CU_FUNCS(X)                                                                             \
+    X(cuInit, "cuInit", (unsigned int))                                                         \
+    X(cuGetErrorName, "cuGetErrorName", (CUresult, const char **))                              \
+    X(cuDriverGetVersion, "cuDriverGetVersion", (int *))                                        \
+    X(cuDeviceGetCount, "cuDeviceGetCount", (int *))                                            \
+    X(cuDeviceGet, "cuDeviceGet", (CUdevice *, int))                                            \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *, int, CUdevice))                     \
+    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", (int *, CUdevice, CUdevice))              \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice))            \
+    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", (CUdevice))                    \
+    X(cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext *))                                        \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext))                                          \
+    X(cuCtxSynchronize, "cuCtxSynchronize", (void))                                             \
+    X(cuPointerGetAttributes, "cuPointerGetAttributes",                                         \
+      (unsigned int, int *, void **, CUdeviceptr))                                              \
+    X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))                                     \
+    X(cuMemFree, "cuMemFree_v2", (CUdeviceptr))                                                 \
+    X(cuMemAllocHost, "cuMemAllocHost_v2", (void **, size_t))                                   \
+    X(cuMemHostAlloc, "cuMemHostAlloc", (void **, size_t, unsigned int))                        \
+    X(cuMemFreeHost, "cuMemFreeHost", (void *))                                                 \
+    X(cuMemHostRegister, "cuMemHostRegister_v2", (void *, size_t, unsigned int))                \
+    X(cuMemHostUnregister, "cuMemHostUnregister", (void *))                                     \
+    X(cuMemAllocManaged, "cuMemAllocManaged", (CUdeviceptr *, size_t, unsigned int))            \
+    X(cuMemAllocAsync, "cuMemAllocAsync", (CUdeviceptr *, size_t, CUstream))                    \
+    X(cuMemFreeAsync, "cuMemFreeAsync", (CUdeviceptr, CUstream))                                \
+    X(cuMemPoolCreate, "cuMemPoolCreate", (CUmemoryPool *, const CUmemPoolProps *))             \
+    X(cuMemPoolDestroy, "cuMemPoolDestroy", (CUmemoryPool))                                     \
+    X(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync",                                       \
+      (CUdeviceptr *, size_t, CUmemoryPool, CUstream))                                          \
+    X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr, unsigned char, size_t))                        \
+    X(cuMemsetD8Async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream))       \
+    X(cuMemcpy, "cuMemcpy", (CUdeviceptr, CUdeviceptr, size_t))                                 \
+    X(cuMemcpyAsync, "cuMemcpyAsync", (CUdeviceptr, CUdeviceptr, size_t, CUstream))             \
+    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t))                     \
+    X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))                           \
+    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", (CUdeviceptr, const void *, size_t, CUstream)) \
+    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", (void *, CUdeviceptr, size_t, CUstream))       \
+    X(cuStreamCreate, "cuStreamCreate", (CUstream *, unsigned int))                             \
+    X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream))                                        \
+    X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream))                                   \
+    X(cuStreamWaitEvent, "cuStreamWaitEvent", (CUstream, CUevent, unsigned int))                \
+    X(cuEventCreate, "cuEventCreate", (CUevent *, unsigned int))                                \
+    X(cuEventRecord, "cuEventRecord", (CUevent, CUstream))                                      \
+    X(cuEventDestroy, "cuEventDestroy_v2", (CUevent))                                           \
+    X(cuStreamWaitValue32, "cuStreamWaitValue32_v2",                                            \
+      (CUstream, CUdeviceptr, unsigned int, unsigned int))                                      \
+    X(cuStreamWriteValue32, "cuStreamWriteValue32_v2",                                          \
       (CUstream, CUdeviceptr, unsigned int, unsigned int))
 
 /* Entry points that may be missing (NULL then); without them
  * test_gpu_memory leaves its non-primary context case out. */
-#define CU_OPTIONAL_FUNCS(X)                                                   \
-    X(cuCtxCreate_v2, "cuCtxCreate_v2", (CUcontext *, unsigned int, CUdevice)) \
-    X(cuCtxCreate_v4, "cuCtxCreate_v4",                                        \
-      (CUcontext *, void *, unsigned int, CUdevice))                           \
+#define CU_OPTIONAL_FUNCS(X)                                                           \
+    X(cuCtxCreate_v2, "cuCtxCreate_v2", (CUcontext *, unsigned int, CUdevice))         \
+    X(cuCtxCreate_v4, "cuCtxCreate_v4", (CUcontext *, void *, unsigned int, CUdevice)) \
     X(cuCtxDestroy, "cuCtxDestroy_v2", (CUcontext))
 
 #define CU_DECLARE(field, symbol, params) CUresult(*field) params;

@@ -55,8 +55,7 @@ static void describe(const strided_copy_plan *p, char *buf, size_t size)
 {
     strided__text t = {buf, size, 0};
 
-    strided__text_append(&t, "%s %dB ", strided_copy_kernel_name(p->kernel),
-                         p->itemsize);
+    strided__text_append(&t, "%s %dB ", strided_copy_kernel_name(p->kernel), p->itemsize);
     strided__text_tuple(&t, p->ndim, p->shape);
     strided__text_append(&t, ":");
     strided__text_tuple(&t, p->ndim, p->dst_strides);
@@ -67,8 +66,7 @@ static void describe(const strided_copy_plan *p, char *buf, size_t size)
 }
 
 /* The lowest and highest element offset of one side of p. */
-static void footprint(const strided_copy_plan *p, const int64_t *strides,
-                      int64_t *lo, int64_t *hi)
+static void footprint(const strided_copy_plan *p, const int64_t *strides, int64_t *lo, int64_t *hi)
 {
     *lo = *hi = 0;
     for (int k = 0; k < p->ndim; k++) {
@@ -84,8 +82,7 @@ static void footprint(const strided_copy_plan *p, const int64_t *strides,
  * in C order. */
 typedef void (*visit_fn)(int64_t dst, int64_t src, void *context);
 
-static void for_each_element(const strided_copy_plan *p, visit_fn visit,
-                             void *context)
+static void for_each_element(const strided_copy_plan *p, visit_fn visit, void *context)
 {
     int64_t index[STRIDED_MAX_NDIM] = {0};
     int64_t d = 0, s = 0;
@@ -121,8 +118,7 @@ typedef struct side {
     bool sparse;    /* footprint > SPARSE_BYTES: moved element by element */
 } side;
 
-static side side_of(const strided_copy_plan *p, const int64_t *strides,
-                    int shift)
+static side side_of(const strided_copy_plan *p, const int64_t *strides, int shift)
 {
     side s;
     int64_t lo, hi;
@@ -155,8 +151,7 @@ static void upload_element(int64_t d, int64_t s, void *context)
     (void)d;
     for (int j = 0; j < c->p->itemsize; j++)
         bytes[j] = pattern(at + j);
-    cu_check_(cu.cuMemcpyHtoD(c->src->base + (CUdeviceptr)at, bytes,
-                              (size_t)c->p->itemsize),
+    cu_check_(cu.cuMemcpyHtoD(c->src->base + (CUdeviceptr)at, bytes, (size_t)c->p->itemsize),
               "cuMemcpyHtoD", c->file, c->line);
 }
 
@@ -167,8 +162,7 @@ static void expect_element(int64_t d, int64_t s, void *context)
     int64_t from = c->src->origin + s * c->p->itemsize;
 
     for (int j = 0; j < c->p->itemsize; j++)
-        c->expected[c->dst->origin + d * c->p->itemsize + j] =
-            pattern(from + j);
+        c->expected[c->dst->origin + d * c->p->itemsize + j] = pattern(from + j);
 }
 
 /* Sparse destination: read one element back and compare. */
@@ -179,8 +173,7 @@ static void check_element(int64_t d, int64_t s, void *context)
     int64_t from = c->src->origin + s * c->p->itemsize;
     unsigned char got[64];
 
-    cu_check_(cu.cuMemcpyDtoH(got, c->dst->base + (CUdeviceptr)at,
-                              (size_t)c->p->itemsize),
+    cu_check_(cu.cuMemcpyDtoH(got, c->dst->base + (CUdeviceptr)at, (size_t)c->p->itemsize),
               "cuMemcpyDtoH", c->file, c->line);
     for (int j = 0; j < c->p->itemsize; j++)
         if (got[j] != pattern(from + j))
@@ -194,21 +187,19 @@ static unsigned char *host_alloc(int64_t bytes, const char *file, int line)
 {
     unsigned char *m = malloc((size_t)bytes);
     if (m == NULL)
-        fail_at(file, line, "out of host memory (%lld bytes)\n",
-                (long long)bytes);
+        fail_at(file, line, "out of host memory (%lld bytes)\n", (long long)bytes);
     return m;
 }
 
 /* Run p on device 0 with the destination and source bases shifted by
  * dst_shift and src_shift bytes, on stream, and check the result. */
-#define check_copy(p, dst_shift, src_shift, stream)                            \
-    check_copy_at((p), (dst_shift), (src_shift), (stream), __FILE__,         \
-                  __LINE__)
+#define check_copy(p, dst_shift, src_shift, stream) \
+    check_copy_at((p), (dst_shift), (src_shift), (stream), __FILE__, __LINE__)
 
 static long cases;
 
-static void check_copy_at(strided_copy_plan p, int dst_shift, int src_shift,
-                          CUstream stream, const char *file, int line)
+static void check_copy_at(strided_copy_plan p, int dst_shift, int src_shift, CUstream stream,
+                          const char *file, int line)
 {
     char what[1024], full[1100];
     side dst = side_of(&p, p.dst_strides, dst_shift);
@@ -217,32 +208,27 @@ static void check_copy_at(strided_copy_plan p, int dst_shift, int src_shift,
     strided_status st;
 
     describe(&p, what, sizeof what);
-    snprintf(full, sizeof full, "%s, dst+%d src+%d", what, dst_shift,
-             src_shift);
+    snprintf(full, sizeof full, "%s, dst+%d src+%d", what, dst_shift, src_shift);
     if (src.sparse) {
         for_each_element(&p, upload_element, &c);
     } else {
         unsigned char *h = host_alloc(src.bytes, file, line);
         for (int64_t i = 0; i < src.bytes; i++)
             h[i] = pattern(i);
-        cu_check_(cu.cuMemcpyHtoD(src.base, h, (size_t)src.bytes),
-                  "cuMemcpyHtoD", file, line);
+        cu_check_(cu.cuMemcpyHtoD(src.base, h, (size_t)src.bytes), "cuMemcpyHtoD", file, line);
         free(h);
     }
     if (!dst.sparse)
-        cu_check_(cu.cuMemsetD8(dst.base, SENTINEL, (size_t)dst.bytes),
-                  "cuMemsetD8", file, line);
+        cu_check_(cu.cuMemsetD8(dst.base, SENTINEL, (size_t)dst.bytes), "cuMemsetD8", file, line);
 
     st = strided__copy_device_run(&p, (uintptr_t)(dst.base + dst.origin),
-                                  (uintptr_t)(src.base + src.origin), stream,
-                                  TEST_DEVICE);
+                                  (uintptr_t)(src.base + src.origin), stream, TEST_DEVICE);
     if (st == STRIDED_ERR_UNSUPPORTED)
-        fail_at(file, line, "%s: %s (this test needs the CUDA kernels)\n",
-                full, strided_last_error());
+        fail_at(file, line, "%s: %s (this test needs the CUDA kernels)\n", full,
+                strided_last_error());
     if (st != STRIDED_OK)
         fail_at(file, line, "%s: %s\n", full, strided_last_error());
-    cu_check_(cu.cuStreamSynchronize(stream), "cuStreamSynchronize", file,
-              line);
+    cu_check_(cu.cuStreamSynchronize(stream), "cuStreamSynchronize", file, line);
 
     if (dst.sparse) {
         for_each_element(&p, check_element, &c);
@@ -251,15 +237,13 @@ static void check_copy_at(strided_copy_plan p, int dst_shift, int src_shift,
         c.expected = host_alloc(dst.bytes, file, line);
         memset(c.expected, SENTINEL, (size_t)dst.bytes);
         for_each_element(&p, expect_element, &c);
-        cu_check_(cu.cuMemcpyDtoH(got, dst.base, (size_t)dst.bytes),
-                  "cuMemcpyDtoH", file, line);
+        cu_check_(cu.cuMemcpyDtoH(got, dst.base, (size_t)dst.bytes), "cuMemcpyDtoH", file, line);
         for (int64_t i = 0; i < dst.bytes; i++)
             if (got[i] != c.expected[i])
                 fail_at(file, line,
                         "%s: destination byte %lld (element 0 at %lld): "
                         "0x%02x, expected 0x%02x%s\n",
-                        full, (long long)i, (long long)dst.origin, got[i],
-                        c.expected[i],
+                        full, (long long)i, (long long)dst.origin, got[i], c.expected[i],
                         c.expected[i] == SENTINEL ? " (untouched)" : "");
         free(got);
         free(c.expected);
@@ -271,7 +255,7 @@ static void check_copy_at(strided_copy_plan p, int dst_shift, int src_shift,
 
 /* The sizes and element sizes every kind is run with: (outer, inner). */
 static const int64_t sizes[][2] = {
-    {1, 1},     {31, 33},   {65, 127}, {1000, 3}, {3, 1000},
+    {1, 1},       {31, 33},   {65, 127}, {1000, 3}, {3, 1000},
     {1023, 1025}, {128, 128}, {256, 64}, {2, 4096},
 };
 static const int itemsizes[] = {1, 2, 4, 8, 16, 12};
@@ -286,17 +270,14 @@ static void test_contiguous(void **state)
         int s = itemsizes[i];
         for (size_t j = 0; j < NSIZES; j++) {
             int64_t n = sizes[j][0] * sizes[j][1];
-            check_copy(PLAN(STRIDED_COPY_CONTIGUOUS, s, (n), (1), (1), -1), 0,
-                       0, NULL);
+            check_copy(PLAN(STRIDED_COPY_CONTIGUOUS, s, (n), (1), (1), -1), 0, 0, NULL);
         }
         /* One element, as a plan of no axes. */
-        strided_copy_plan one =
-            PLAN(STRIDED_COPY_CONTIGUOUS, s, (1), (1), (1), -1);
+        strided_copy_plan one = PLAN(STRIDED_COPY_CONTIGUOUS, s, (1), (1), (1), -1);
         one.ndim = 0;
         check_copy(one, 0, 0, NULL);
         /* Bases that share less alignment than 16 bytes. */
-        strided_copy_plan p =
-            PLAN(STRIDED_COPY_CONTIGUOUS, s, (4099), (1), (1), -1);
+        strided_copy_plan p = PLAN(STRIDED_COPY_CONTIGUOUS, s, (4099), (1), (1), -1);
         check_copy(p, 1, 0, NULL);
         check_copy(p, 0, 3, NULL);
         check_copy(p, 2, 6, NULL);
@@ -304,12 +285,10 @@ static void test_contiguous(void **state)
         check_copy(p, 8, 0, NULL);
         check_copy(p, 5, 5, NULL);
         /* Shorter than the alignment gap. */
-        check_copy(PLAN(STRIDED_COPY_CONTIGUOUS, s, (1), (1), (1), -1), 3, 3,
-                   NULL);
+        check_copy(PLAN(STRIDED_COPY_CONTIGUOUS, s, (1), (1), (1), -1), 3, 3, NULL);
     }
     /* Large and misaligned: cuMemcpyAsync; aligned alike: the kernel. */
-    strided_copy_plan big =
-        PLAN(STRIDED_COPY_CONTIGUOUS, 1, (3 * MiB + 5), (1), (1), -1);
+    strided_copy_plan big = PLAN(STRIDED_COPY_CONTIGUOUS, 1, (3 * MiB + 5), (1), (1), -1);
     check_copy(big, 1, 0, NULL);
     check_copy(big, 7, 7, NULL);
 }
@@ -322,21 +301,12 @@ static void test_rows(void **state)
         for (size_t j = 0; j < NSIZES; j++) {
             int64_t r = sizes[j][0], c = sizes[j][1];
             /* Pitched source, negative pitch, every row from one. */
-            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c, 1), (c + 3, 1),
-                            1),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c, 1),
-                            (-(c + 3), 1), 1),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c, 1), (0, 1), 1),
-                       0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c, 1), (c + 3, 1), 1), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c, 1), (-(c + 3), 1), 1), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c, 1), (0, 1), 1), 0, 0, NULL);
             /* Pitched destination; 16-byte aligned pitches. */
-            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c + 5, 1), (c, 1),
-                            1),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c + 16, 1),
-                            (c + 32, 1), 1),
-                       0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c + 5, 1), (c, 1), 1), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_ROWS, s, (r, c), (c + 16, 1), (c + 32, 1), 1), 0, 0, NULL);
         }
     }
 }
@@ -350,26 +320,17 @@ static void test_transposes(void **state)
             int64_t r = sizes[j][0], c = sizes[j][1];
             /* (r, c) from a (c, r) source: axis 0 is the source's unit
              * axis, axis 1 the destination's. */
-            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1), (1, r),
-                            0),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1),
-                            (1, r + 2), 0),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c + 1, 1),
-                            (1, -(r + 4)), 0),
-                       0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1), (1, r), 0), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1), (1, r + 2), 0), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c + 1, 1), (1, -(r + 4)), 0), 0, 0,
+                       NULL);
             /* Source axis a reversed (unit stride -1): element tiles. */
-            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1),
-                            (-1, r), 0),
-                       0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1), (-1, r), 0), 0, 0, NULL);
             /* Every column from one: source stride 0 along b. */
-            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1), (1, 0),
-                            0),
-                       0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1), (1, 0), 0), 0, 0, NULL);
             /* Batched: 3 x (r, c), batch strides with a gap and reversed. */
-            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (3, r, c),
-                            (r * c + 7, c, 1), (-(r * c + 9), 1, r), 1),
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (3, r, c), (r * c + 7, c, 1),
+                            (-(r * c + 9), 1, r), 1),
                        0, 0, NULL);
         }
     }
@@ -384,19 +345,16 @@ static void test_tiles(void **state)
     /* Square tiles (whole, edge), and thin ones: a short axis (at most
      * STRIDED_COPY_THIN) against a long one, both ways round, with partial
      * last tiles; 17 is just too long to be thin. */
-    static const int64_t tile_sizes[][2] = {{64, 64}, {128, 128}, {129, 130}, {32, 200},
-                                            {3, 5000}, {5000, 3}, {2, 20001}, {16, 300},
-                                            {300, 16}, {7, 1345}, {17, 300}};
+    static const int64_t tile_sizes[][2] = {{64, 64},  {128, 128}, {129, 130}, {32, 200},
+                                            {3, 5000}, {5000, 3},  {2, 20001}, {16, 300},
+                                            {300, 16}, {7, 1345},  {17, 300}};
     for (size_t i = 0; i < NITEMSIZES; i++) {
         int s = itemsizes[i];
         for (size_t j = 0; j < sizeof tile_sizes / sizeof tile_sizes[0]; j++) {
             int64_t r = tile_sizes[j][0], c = tile_sizes[j][1];
-            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (2, r, c),
-                            (r * c, c, 1), (r * c, 1, r), 1),
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (2, r, c), (r * c, c, 1), (r * c, 1, r), 1),
                        0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1),
-                            (1, r + 1), 0),
-                       0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1), (1, r + 1), 0), 0, 0, NULL);
         }
     }
 }
@@ -408,22 +366,12 @@ static void test_broadcasts(void **state)
         int s = itemsizes[i];
         for (size_t j = 0; j < NSIZES; j++) {
             int64_t r = sizes[j][0], c = sizes[j][1];
-            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (c, 1), (1, 0),
-                            -1),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (c, 1), (0, 0),
-                            -1),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (c, 1),
-                            (-1, 0), -1),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (c + 4, 1),
-                            (2, 0), -1),
-                       0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (c, 1), (1, 0), -1), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (c, 1), (0, 0), -1), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (c, 1), (-1, 0), -1), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (c + 4, 1), (2, 0), -1), 0, 0, NULL);
             /* A strided run: destination stride 2 along it. */
-            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (2 * c, 2),
-                            (1, 0), -1),
-                       0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (r, c), (2 * c, 2), (1, 0), -1), 0, 0, NULL);
         }
     }
 }
@@ -435,21 +383,14 @@ static void test_gathers(void **state)
         int s = itemsizes[i];
         for (size_t j = 0; j < NSIZES; j++) {
             int64_t r = sizes[j][0], c = sizes[j][1];
-            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1),
-                            (2, 2 * r + 1), -1),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (-3, 5),
-                            -1),
-                       0, 0, NULL);
-            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (0, -2),
-                            -1),
-                       0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (2, 2 * r + 1), -1), 0, 0,
+                       NULL);
+            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (-3, 5), -1), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (0, -2), -1), 0, 0, NULL);
             /* Close to contiguous (near_unit in copy/launch.c): reversed rows
              * and reversed transposes. */
-            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (c, -1), -1), 0, 0,
-                       NULL);
-            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (-1, -r), -1), 0, 0,
-                       NULL);
+            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (c, -1), -1), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_GATHER, s, (r, c), (c, 1), (-1, -r), -1), 0, 0, NULL);
         }
     }
 }
@@ -467,9 +408,8 @@ static void c_strides(int ndim, const int64_t *shape, int64_t *out)
 /* A plan of ndim axes whose source is the reversed (transposed) array:
  * source axis k is axis ndim-1-k of a C-contiguous array, with the axes in
  * flip[] reversed (negative strides). */
-static strided_copy_plan reversed_plan(strided_copy_kernel kind, int itemsize,
-                                       int ndim, const int64_t *shape,
-                                       const int *flip, int nflip)
+static strided_copy_plan reversed_plan(strided_copy_kernel kind, int itemsize, int ndim,
+                                       const int64_t *shape, const int *flip, int nflip)
 {
     int64_t rshape[STRIDED_MAX_NDIM], rstrides[STRIDED_MAX_NDIM];
     int64_t dst[STRIDED_MAX_NDIM], src[STRIDED_MAX_NDIM];
@@ -503,35 +443,23 @@ static void test_high_rank(void **state)
     for (size_t i = 0; i < NITEMSIZES; i++) {
         int s = itemsizes[i];
         /* 6 axes reversed: a transpose batched over 4 axes, or a gather. */
-        check_copy(reversed_plan(STRIDED_COPY_TRANSPOSE, s, 6, shape6, NULL,
-                                 0),
-                   0, 0, NULL);
-        check_copy(reversed_plan(STRIDED_COPY_GATHER, s, 6, shape6, NULL, 0),
-                   0, 0, NULL);
-        check_copy(reversed_plan(STRIDED_COPY_GATHER, s, 6, shape6, flips, 2),
-                   0, 0, NULL);
+        check_copy(reversed_plan(STRIDED_COPY_TRANSPOSE, s, 6, shape6, NULL, 0), 0, 0, NULL);
+        check_copy(reversed_plan(STRIDED_COPY_GATHER, s, 6, shape6, NULL, 0), 0, 0, NULL);
+        check_copy(reversed_plan(STRIDED_COPY_GATHER, s, 6, shape6, flips, 2), 0, 0, NULL);
         /* 24 axes (16 of extent 2): more than 8 axes in the kernels. */
-        check_copy(reversed_plan(STRIDED_COPY_TRANSPOSE, s, 24, shape24, NULL,
-                                 0),
-                   0, 0, NULL);
-        check_copy(reversed_plan(STRIDED_COPY_GATHER, s, 24, shape24, flips,
-                                 4),
-                   0, 0, NULL);
+        check_copy(reversed_plan(STRIDED_COPY_TRANSPOSE, s, 24, shape24, NULL, 0), 0, 0, NULL);
+        check_copy(reversed_plan(STRIDED_COPY_GATHER, s, 24, shape24, flips, 4), 0, 0, NULL);
         /* Rows under 5 permuted axes (every row 300 elements). */
         check_copy(PLAN(STRIDED_COPY_ROWS, s, (2, 3, 4, 5, 2, 300),
-                        (36000, 12000, 3000, 600, 300, 1),
-                        (300, 2400, 600, 7200, 36000, 1), 5),
+                        (36000, 12000, 3000, 600, 300, 1), (300, 2400, 600, 7200, 36000, 1), 5),
                    0, 0, NULL);
         /* Broadcast of 3 axes; batched transpose of 3. */
-        check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (4, 5, 300),
-                        (1500, 300, 1), (0, 1, 0), -1),
-                   0, 0, NULL);
-        check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (5, 33, 65),
-                        (2145, 65, 1), (1, 5, 165), 0),
-                   0, 0, NULL);
+        check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (4, 5, 300), (1500, 300, 1), (0, 1, 0), -1), 0,
+                   0, NULL);
+        check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (5, 33, 65), (2145, 65, 1), (1, 5, 165), 0), 0,
+                   0, NULL);
         /* 1 axis, and none. */
-        check_copy(PLAN(STRIDED_COPY_GATHER, s, (1000), (1), (-2), -1), 0, 0,
-                   NULL);
+        check_copy(PLAN(STRIDED_COPY_GATHER, s, (1000), (1), (-2), -1), 0, 0, NULL);
         strided_copy_plan one = PLAN(STRIDED_COPY_GATHER, s, (1), (1), (1), -1);
         one.ndim = 0;
         check_copy(one, 0, 0, NULL);
@@ -541,24 +469,19 @@ static void test_high_rank(void **state)
 static void test_misaligned_bases(void **state)
 {
     (void)state;
-    static const int shifts[][2] = {{1, 0}, {0, 1}, {2, 2}, {2, 0},
+    static const int shifts[][2] = {{1, 0},  {0, 1}, {2, 2}, {2, 0},
                                     {4, 12}, {8, 0}, {0, 8}, {6, 10}};
     for (size_t i = 0; i < NITEMSIZES; i++) {
         int s = itemsizes[i];
         for (size_t j = 0; j < sizeof shifts / sizeof shifts[0]; j++) {
             int ds = shifts[j][0], ss = shifts[j][1];
-            check_copy(PLAN(STRIDED_COPY_ROWS, s, (65, 300), (300, 1),
-                            (301, 1), 1),
-                       ds, ss, NULL);
-            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (130, 129), (129, 1),
-                            (1, 130), 0),
-                       ds, ss, NULL);
-            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (65, 512), (512, 1),
-                            (1, 0), -1),
-                       ds, ss, NULL);
-            check_copy(PLAN(STRIDED_COPY_GATHER, s, (65, 127), (127, 1),
-                            (1, -65), -1),
-                       ds, ss, NULL);
+            check_copy(PLAN(STRIDED_COPY_ROWS, s, (65, 300), (300, 1), (301, 1), 1), ds, ss, NULL);
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (130, 129), (129, 1), (1, 130), 0), ds, ss,
+                       NULL);
+            check_copy(PLAN(STRIDED_COPY_BROADCAST, s, (65, 512), (512, 1), (1, 0), -1), ds, ss,
+                       NULL);
+            check_copy(PLAN(STRIDED_COPY_GATHER, s, (65, 127), (127, 1), (1, -65), -1), ds, ss,
+                       NULL);
         }
     }
 }
@@ -568,32 +491,19 @@ static void test_offsets_beyond_int32(void **state)
     (void)state;
     const int64_t big = (int64_t)1 << 31;
     /* Source offsets beyond int32 (elements of 1 byte: 2 GiB apart). */
-    check_copy(PLAN(STRIDED_COPY_GATHER, 1, (2, 50), (50, 1), (big + 3, 1),
-                    -1),
-               0, 0, NULL);
-    check_copy(PLAN(STRIDED_COPY_GATHER, 1, (2, 50), (50, 1), (-big - 5, 2),
-                    -1),
-               0, 0, NULL);
-    check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 1, (2, 128, 132), (16896, 132, 1),
-                    (big, 1, 128), 1),
-               0, 0, NULL);
-    check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 2, (2, 64, 64), (4096, 64, 1),
-                    (-big / 2 - 64, 1, 64), 1),
-               0, 0, NULL);
-    check_copy(PLAN(STRIDED_COPY_ROWS, 1, (2, 1000), (1000, 1), (big + 16, 1),
+    check_copy(PLAN(STRIDED_COPY_GATHER, 1, (2, 50), (50, 1), (big + 3, 1), -1), 0, 0, NULL);
+    check_copy(PLAN(STRIDED_COPY_GATHER, 1, (2, 50), (50, 1), (-big - 5, 2), -1), 0, 0, NULL);
+    check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 1, (2, 128, 132), (16896, 132, 1), (big, 1, 128), 1), 0,
+               0, NULL);
+    check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 2, (2, 64, 64), (4096, 64, 1), (-big / 2 - 64, 1, 64),
                     1),
                0, 0, NULL);
-    check_copy(PLAN(STRIDED_COPY_BROADCAST, 1, (2, 1000), (1000, 1), (big, 0),
-                    -1),
-               0, 0, NULL);
+    check_copy(PLAN(STRIDED_COPY_ROWS, 1, (2, 1000), (1000, 1), (big + 16, 1), 1), 0, 0, NULL);
+    check_copy(PLAN(STRIDED_COPY_BROADCAST, 1, (2, 1000), (1000, 1), (big, 0), -1), 0, 0, NULL);
     /* Byte offsets beyond int32 with element offsets within it. */
-    check_copy(PLAN(STRIDED_COPY_GATHER, 4, (2, 50), (50, 1),
-                    (big / 4 + 1, -1), -1),
-               0, 0, NULL);
+    check_copy(PLAN(STRIDED_COPY_GATHER, 4, (2, 50), (50, 1), (big / 4 + 1, -1), -1), 0, 0, NULL);
     /* Destination offsets beyond int32. */
-    check_copy(PLAN(STRIDED_COPY_GATHER, 1, (2, 100), (big + 1, 1), (1, 2),
-                    -1),
-               0, 0, NULL);
+    check_copy(PLAN(STRIDED_COPY_GATHER, 1, (2, 100), (big + 1, 1), (1, 2), -1), 0, 0, NULL);
 }
 
 /* A small deterministic generator (splitmix64), for the random plans. */
@@ -682,8 +592,7 @@ static void test_random_plans(void **state)
     uint64_t seed = 20261129;
     for (int i = 0; i < 400; i++) {
         strided_copy_plan p = random_plan(&seed);
-        int shift = random_below(&seed, 4) == 0 ? 1 << random_below(&seed, 4)
-                                                 : 0;
+        int shift = random_below(&seed, 4) == 0 ? 1 << random_below(&seed, 4) : 0;
         check_copy(p, shift, random_below(&seed, 4) == 0 ? shift : 0, NULL);
     }
 }
@@ -692,10 +601,8 @@ static void test_streams(void **state)
 {
     (void)state;
     CUstream stream;
-    strided_copy_plan t = PLAN(STRIDED_COPY_TRANSPOSE, 4, (1023, 1025),
-                               (1025, 1), (1, 1023), 0);
-    strided_copy_plan g = PLAN(STRIDED_COPY_GATHER, 8, (300, 301), (301, 1),
-                               (3, -900), -1);
+    strided_copy_plan t = PLAN(STRIDED_COPY_TRANSPOSE, 4, (1023, 1025), (1025, 1), (1, 1023), 0);
+    strided_copy_plan g = PLAN(STRIDED_COPY_GATHER, 8, (300, 301), (301, 1), (3, -900), -1);
 
     CU(cuStreamCreate(&stream, 0));
     check_copy(t, 0, 0, stream);

@@ -90,8 +90,14 @@ static int device_attribute(int attribute)
     return value;
 }
 
-static CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
-static void *hptr(CUdeviceptr d) { return (void *)(uintptr_t)d; }
+static CUdeviceptr dptr(const void *p)
+{
+    return (CUdeviceptr)(uintptr_t)p;
+}
+static void *hptr(CUdeviceptr d)
+{
+    return (void *)(uintptr_t)d;
+}
 
 /* The current context around library calls. */
 
@@ -103,47 +109,43 @@ static CUcontext current_ctx_at(const char *file, int line)
     return c;
 }
 
-static void check_ctx_(CUcontext before, const char *what, const char *file,
-                       int line)
+static void check_ctx_(CUcontext before, const char *what, const char *file, int line)
 {
     CUcontext after = current_ctx_at(file, line);
 
     if (after != before)
-        fail_at(file, line,
-                "%s changed the current context from %p to %p\n", what,
-                (void *)before, (void *)after);
+        fail_at(file, line, "%s changed the current context from %p to %p\n", what, (void *)before,
+                (void *)after);
 }
 
 /* Run a statement (a library call) and fail if the calling thread's current
  * context differs afterwards. */
-#define KEEPS_CTX_AT(file, line, ...)                                          \
-    do {                                                                       \
-        CUcontext before_ = current_ctx_at((file), (line));                    \
-        __VA_ARGS__;                                                           \
-        check_ctx_(before_, #__VA_ARGS__, (file), (line));                     \
+#define KEEPS_CTX_AT(file, line, ...)                       \
+    do {                                                    \
+        CUcontext before_ = current_ctx_at((file), (line)); \
+        __VA_ARGS__;                                        \
+        check_ctx_(before_, #__VA_ARGS__, (file), (line));  \
     } while (0)
 #define KEEPS_CTX(...) KEEPS_CTX_AT(__FILE__, __LINE__, __VA_ARGS__)
 
 /* Library calls that must succeed and keep the context. */
-static strided_buffer *buf_wrap_at(void *ptr, size_t size,
-                                   strided_release_fn fn, void *context,
+static strided_buffer *buf_wrap_at(void *ptr, size_t size, strided_release_fn fn, void *context,
                                    const char *file, int line)
 {
     strided_buffer *b = NULL;
     strided_status st;
 
-    KEEPS_CTX_AT(file, line,
-                 st = strided_buffer_wrap(ptr, size, fn, context, &b));
+    KEEPS_CTX_AT(file, line, st = strided_buffer_wrap(ptr, size, fn, context, &b));
     check_status_(st, STRIDED_OK, file, line);
     if (b == NULL)
         fail_at(file, line, "strided_buffer_wrap gave no buffer\n");
     return b;
 }
-#define buf_wrap(ptr, size, fn, context)                                       \
+#define buf_wrap(ptr, size, fn, context) \
     buf_wrap_at((ptr), (size), (fn), (context), __FILE__, __LINE__)
 
-static strided_buffer *buf_alloc_at(strided_memory_resource *mr, size_t size,
-                                    void *stream, const char *file, int line)
+static strided_buffer *buf_alloc_at(strided_memory_resource *mr, size_t size, void *stream,
+                                    const char *file, int line)
 {
     strided_buffer *b = NULL;
     strided_status st;
@@ -154,8 +156,7 @@ static strided_buffer *buf_alloc_at(strided_memory_resource *mr, size_t size,
         fail_at(file, line, "strided_buffer_alloc gave no buffer\n");
     return b;
 }
-#define buf_alloc(mr, size, stream)                                            \
-    buf_alloc_at((mr), (size), (stream), __FILE__, __LINE__)
+#define buf_alloc(mr, size, stream) buf_alloc_at((mr), (size), (stream), __FILE__, __LINE__)
 
 static void buf_release_at(strided_buffer *b, const char *file, int line)
 {
@@ -163,8 +164,7 @@ static void buf_release_at(strided_buffer *b, const char *file, int line)
 }
 #define buf_release(b) buf_release_at((b), __FILE__, __LINE__)
 
-static strided_memory_info info_of_at(const strided_buffer *b,
-                                      const char *file, int line)
+static strided_memory_info info_of_at(const strided_buffer *b, const char *file, int line)
 {
     strided_memory_info info;
 
@@ -175,29 +175,21 @@ static strided_memory_info info_of_at(const strided_buffer *b,
 
 /* The built-in resources; which: 'h' host, 'p' pinned, 'd' device,
  * 'm' managed. */
-static strided_memory_resource *resource_at(char which, const char *file,
-                                            int line)
+static strided_memory_resource *resource_at(char which, const char *file, int line)
 {
     strided_memory_resource *mr = NULL;
     strided_status st = STRIDED_ERR_INTERNAL;
 
     switch (which) {
-    case 'h':
-        KEEPS_CTX_AT(file, line, st = strided_host_resource_create(0, &mr));
-        break;
-    case 'p':
-        KEEPS_CTX_AT(file, line, st = strided_pinned_resource_create(&mr));
-        break;
+    case 'h': KEEPS_CTX_AT(file, line, st = strided_host_resource_create(0, &mr)); break;
+    case 'p': KEEPS_CTX_AT(file, line, st = strided_pinned_resource_create(&mr)); break;
     case 'd':
-        KEEPS_CTX_AT(file, line,
-                     st = strided_device_resource_create(TEST_DEVICE, &mr));
+        KEEPS_CTX_AT(file, line, st = strided_device_resource_create(TEST_DEVICE, &mr));
         break;
     case 'm':
-        KEEPS_CTX_AT(file, line,
-                     st = strided_managed_resource_create(TEST_DEVICE, &mr));
+        KEEPS_CTX_AT(file, line, st = strided_managed_resource_create(TEST_DEVICE, &mr));
         break;
-    default:
-        fail_at(file, line, "no resource '%c'\n", which);
+    default: fail_at(file, line, "no resource '%c'\n", which);
     }
     check_status_(st, STRIDED_OK, file, line);
     if (mr == NULL)
@@ -206,8 +198,7 @@ static strided_memory_resource *resource_at(char which, const char *file,
 }
 #define resource(which) resource_at((which), __FILE__, __LINE__)
 
-static void resource_release_at(strided_memory_resource *mr,
-                                const char *file, int line)
+static void resource_release_at(strided_memory_resource *mr, const char *file, int line)
 {
     KEEPS_CTX_AT(file, line, strided_memory_resource_release(mr));
 }
@@ -228,16 +219,14 @@ typedef struct raw_attrs {
 static raw_attrs raw_query_at(const void *ptr, const char *file, int line)
 {
     raw_attrs r = {0, 0, 0, NULL, 0};
-    int attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                   CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                   CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+    int attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
                    CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
-    void *data[] = {&r.memory_type, &r.is_managed, &r.device_ordinal,
-                    &r.mempool, &r.device_pointer};
+    void *data[] = {&r.memory_type, &r.is_managed, &r.device_ordinal, &r.mempool,
+                    &r.device_pointer};
 
-    cu_check_(cu.cuPointerGetAttributes(5, attrs, data, dptr(ptr)),
-              "cuPointerGetAttributes", file, line);
+    cu_check_(cu.cuPointerGetAttributes(5, attrs, data, dptr(ptr)), "cuPointerGetAttributes", file,
+              line);
     return r;
 }
 #define raw_query(ptr) raw_query_at((ptr), __FILE__, __LINE__)
@@ -269,8 +258,7 @@ static strided_memory_info expect_pinned(const void *p, bool pooled)
     e.pooled = pooled;
     /* The driver's device pointer; the host one where it reports 0 (pinned
      * pools do). */
-    e.device_address = r.device_pointer != 0 ? (uintptr_t)r.device_pointer
-                                             : (uintptr_t)p;
+    e.device_address = r.device_pointer != 0 ? (uintptr_t)r.device_pointer : (uintptr_t)p;
     return e;
 }
 
@@ -305,21 +293,16 @@ static strided_memory_info expect_managed(const void *p, bool pooled)
 static const char *kind_name(strided_memory_kind kind)
 {
     switch (kind) {
-    case STRIDED_MEMORY_HOST:
-        return "HOST";
-    case STRIDED_MEMORY_PINNED:
-        return "PINNED";
-    case STRIDED_MEMORY_DEVICE:
-        return "DEVICE";
-    case STRIDED_MEMORY_MANAGED:
-        return "MANAGED";
+    case STRIDED_MEMORY_HOST: return "HOST";
+    case STRIDED_MEMORY_PINNED: return "PINNED";
+    case STRIDED_MEMORY_DEVICE: return "DEVICE";
+    case STRIDED_MEMORY_MANAGED: return "MANAGED";
     }
     return "?";
 }
 
 /* An address relative to the pointer it describes: "ptr", "0" or hex. */
-static const char *address_text(uintptr_t a, const void *p, char *buf,
-                                size_t size)
+static const char *address_text(uintptr_t a, const void *p, char *buf, size_t size)
 {
     if (a == (uintptr_t)p)
         return "ptr";
@@ -330,18 +313,16 @@ static const char *address_text(uintptr_t a, const void *p, char *buf,
 }
 
 /* Fail, listing every field, when got differs from want. */
-static void check_info_at(const char *name, const char *source,
-                          const void *ptr, const strided_memory_info *got,
-                          const strided_memory_info *want, const char *file,
-                          int line)
+static void check_info_at(const char *name, const char *source, const void *ptr,
+                          const strided_memory_info *got, const strided_memory_info *want,
+                          const char *file, int line)
 {
     char ga[32], wa[32];
 
     if (got->kind == want->kind && got->device_id == want->device_id &&
         got->host_accessible == want->host_accessible &&
-        got->device_accessible == want->device_accessible &&
-        got->managed == want->managed && got->pooled == want->pooled &&
-        got->device_address == want->device_address)
+        got->device_accessible == want->device_accessible && got->managed == want->managed &&
+        got->pooled == want->pooled && got->device_address == want->device_address)
         return;
     fail_at(file, line,
             "%s (%p), %s:\n"
@@ -349,19 +330,18 @@ static void check_info_at(const char *name, const char *source,
             "pooled=%d device_address=%s\n"
             "  expected kind=%s device_id=%d host=%d device=%d managed=%d "
             "pooled=%d device_address=%s\n",
-            name, ptr, source, kind_name(got->kind), got->device_id,
-            got->host_accessible, got->device_accessible, got->managed,
-            got->pooled, address_text(got->device_address, ptr, ga, sizeof ga),
-            kind_name(want->kind), want->device_id, want->host_accessible,
-            want->device_accessible, want->managed, want->pooled,
-            address_text(want->device_address, ptr, wa, sizeof wa));
+            name, ptr, source, kind_name(got->kind), got->device_id, got->host_accessible,
+            got->device_accessible, got->managed, got->pooled,
+            address_text(got->device_address, ptr, ga, sizeof ga), kind_name(want->kind),
+            want->device_id, want->host_accessible, want->device_accessible, want->managed,
+            want->pooled, address_text(want->device_address, ptr, wa, sizeof wa));
 }
 
 /* Classify ptr with strided_memory_info_query and through a borrowed
  * buffer, first with the primary context current and then with none, check
  * both against want, and print one row of the classification table. */
-static void classify_at(const char *name, void *ptr, size_t size,
-                        strided_memory_info want, const char *file, int line)
+static void classify_at(const char *name, void *ptr, size_t size, strided_memory_info want,
+                        const char *file, int line)
 {
     CUcontext saved = current_ctx_at(file, line);
     strided_memory_info q, info = expect_host(NULL);
@@ -376,8 +356,7 @@ static void classify_at(const char *name, void *ptr, size_t size,
         char source[96];
 
         if (pass == 1)
-            cu_check_(cu.cuCtxSetCurrent(NULL), "cuCtxSetCurrent(NULL)", file,
-                      line);
+            cu_check_(cu.cuCtxSetCurrent(NULL), "cuCtxSetCurrent(NULL)", file, line);
         KEEPS_CTX_AT(file, line, st = strided_memory_info_query(ptr, &q));
         check_status_(st, STRIDED_OK, file, line);
         snprintf(source, sizeof source, "strided_memory_info_query, %s", how);
@@ -385,14 +364,12 @@ static void classify_at(const char *name, void *ptr, size_t size,
 
         b = buf_wrap_at(ptr, size, NULL, NULL, file, line);
         if (strided_buffer_ptr(b) != ptr || strided_buffer_size(b) != size ||
-            strided_buffer_resource(b) != NULL ||
-            strided_buffer_use_count(b) != 1)
+            strided_buffer_resource(b) != NULL || strided_buffer_use_count(b) != 1)
             fail_at(file, line,
                     "%s: wrapped buffer ptr %p size %zu resource %p uses %ld, "
                     "expected %p %zu NULL 1\n",
                     name, strided_buffer_ptr(b), strided_buffer_size(b),
-                    (void *)strided_buffer_resource(b),
-                    strided_buffer_use_count(b), ptr, size);
+                    (void *)strided_buffer_resource(b), strided_buffer_use_count(b), ptr, size);
         info = info_of_at(b, file, line);
         snprintf(source, sizeof source, "strided_buffer_memory_info, %s", how);
         check_info_at(name, source, ptr, &info, &want, file, line);
@@ -402,14 +379,12 @@ static void classify_at(const char *name, void *ptr, size_t size,
     printf("  %-36s %-7s device_id=%2d host=%d device=%d managed=%d "
            "pooled=%d device_address=%-3s | driver: type=%u managed=%d "
            "ordinal=%d pool=%s DEVICE_POINTER=%s\n",
-           name, kind_name(info.kind), info.device_id, info.host_accessible,
-           info.device_accessible, info.managed, info.pooled,
-           address_text(info.device_address, ptr, a, sizeof a),
-           r.memory_type, r.is_managed, r.device_ordinal,
-           r.mempool != NULL ? "yes" : "no",
+           name, kind_name(info.kind), info.device_id, info.host_accessible, info.device_accessible,
+           info.managed, info.pooled, address_text(info.device_address, ptr, a, sizeof a),
+           r.memory_type, r.is_managed, r.device_ordinal, r.mempool != NULL ? "yes" : "no",
            address_text((uintptr_t)r.device_pointer, ptr, d, sizeof d));
 }
-#define classify(name, ptr, size, want)                                        \
+#define classify(name, ptr, size, want) \
     classify_at((name), (ptr), (size), (want), __FILE__, __LINE__)
 
 /* Every test starts with the primary context of the test device current. */
@@ -439,11 +414,9 @@ static void test_classify_pageable(void **state)
     assert_non_null(p);
     memset(on_stack, 0, sizeof on_stack);
     classify("pageable malloc", p, 64 * KiB, expect_host(p));
-    classify("pageable malloc +100", p + 100, 64 * KiB - 100,
-             expect_host(p + 100));
+    classify("pageable malloc +100", p + 100, 64 * KiB - 100, expect_host(p + 100));
     classify("pageable static", in_data, sizeof in_data, expect_host(in_data));
-    classify("pageable stack", on_stack, sizeof on_stack,
-             expect_host(on_stack));
+    classify("pageable stack", on_stack, sizeof on_stack, expect_host(on_stack));
     free(p);
 }
 
@@ -486,8 +459,7 @@ static void test_classify_pinned_mem_alloc_host(void **state)
     (void)state;
     CU(cuMemAllocHost((void **)&p, MiB));
     classify("cuMemAllocHost", p, MiB, expect_pinned(p, false));
-    classify("cuMemAllocHost +4096", p + 4096, MiB - 4096,
-             expect_pinned(p + 4096, false));
+    classify("cuMemAllocHost +4096", p + 4096, MiB - 4096, expect_pinned(p + 4096, false));
     CU(cuMemFreeHost(p));
 }
 
@@ -529,8 +501,7 @@ static void test_classify_registered_devicemap(void **state)
         print_message("HOST_REGISTER_SUPPORTED is 0\n");
         skip();
     }
-    check_registered(CU_MEMHOSTREGISTER_DEVICEMAP,
-                     "cuMemHostRegister(DEVICEMAP)");
+    check_registered(CU_MEMHOSTREGISTER_DEVICEMAP, "cuMemHostRegister(DEVICEMAP)");
 }
 
 static void test_classify_device(void **state)
@@ -540,8 +511,7 @@ static void test_classify_device(void **state)
     (void)state;
     CU(cuMemAlloc(&d, MiB));
     classify("cuMemAlloc", hptr(d), MiB, expect_device(hptr(d), false));
-    classify("cuMemAlloc +4096", hptr(d + 4096), MiB - 4096,
-             expect_device(hptr(d + 4096), false));
+    classify("cuMemAlloc +4096", hptr(d + 4096), MiB - 4096, expect_device(hptr(d + 4096), false));
     CU(cuMemFree(d));
 }
 
@@ -558,8 +528,7 @@ static void test_classify_device_pool(void **state)
     s = new_stream();
     CU(cuMemAllocAsync(&d, MiB, s));
     CU(cuStreamSynchronize(s));
-    classify("cuMemAllocAsync (device pool)", hptr(d), MiB,
-             expect_device(hptr(d), true));
+    classify("cuMemAllocAsync (device pool)", hptr(d), MiB, expect_device(hptr(d), true));
     classify("cuMemAllocAsync +4096", hptr(d + 4096), MiB - 4096,
              expect_device(hptr(d + 4096), true));
     CU(cuMemFreeAsync(d, s));
@@ -575,8 +544,7 @@ static void check_managed(unsigned int flags, const char *name)
     CU(cuMemAllocManaged(&d, MiB, flags));
     classify(name, hptr(d), MiB, expect_managed(hptr(d), false));
     snprintf(label, sizeof label, "%s +4096", name);
-    classify(label, hptr(d + 4096), MiB - 4096,
-             expect_managed(hptr(d + 4096), false));
+    classify(label, hptr(d + 4096), MiB - 4096, expect_managed(hptr(d + 4096), false));
     CU(cuMemFree(d));
 }
 
@@ -602,8 +570,7 @@ static void test_classify_managed_host(void **state)
 
 /* Allocate from a pool made with props and classify the memory; skips when
  * the driver cannot make such a pool. */
-static void check_pool(const CUmemPoolProps *props, const char *name,
-                       bool managed)
+static void check_pool(const CUmemPoolProps *props, const char *name, bool managed)
 {
     CUmemoryPool pool = NULL;
     CUdeviceptr d = 0;
@@ -619,8 +586,7 @@ static void check_pool(const CUmemPoolProps *props, const char *name,
     CU(cuMemAllocFromPoolAsync(&d, MiB, pool, s));
     CU(cuStreamSynchronize(s));
     classify(name, hptr(d), MiB,
-             managed ? expect_managed(hptr(d), true)
-                     : expect_pinned(hptr(d), true));
+             managed ? expect_managed(hptr(d), true) : expect_pinned(hptr(d), true));
     CU(cuMemFreeAsync(d, s));
     CU(cuStreamSynchronize(s));
     CU(cuStreamDestroy(s));
@@ -635,8 +601,8 @@ static void test_classify_pinned_pool(void **state)
     /* Pools located on the host came with CUDA 12.6; asking an older driver
      * would be a failing call, which compute-sanitizer reports. */
     if (!pools_supported || driver_version < 12060) {
-        print_message("no host memory pools (driver %d, pools %d)\n",
-                      driver_version, pools_supported);
+        print_message("no host memory pools (driver %d, pools %d)\n", driver_version,
+                      pools_supported);
         skip();
     }
     memset(&props, 0, sizeof props);
@@ -669,24 +635,22 @@ static void test_classify_managed_pool(void **state)
 
 /* The built-in resources. */
 
-static void check_props_at(strided_memory_resource *mr, const char *name,
-                           bool host, bool dev, bool managed, int device_id,
-                           const char *file, int line)
+static void check_props_at(strided_memory_resource *mr, const char *name, bool host, bool dev,
+                           bool managed, int device_id, const char *file, int line)
 {
     strided_memory_resource_props p;
 
     KEEPS_CTX_AT(file, line, p = strided_memory_resource_properties(mr));
-    if (p.host_accessible != host || p.device_accessible != dev ||
-        p.managed != managed || p.device_id != device_id)
+    if (p.host_accessible != host || p.device_accessible != dev || p.managed != managed ||
+        p.device_id != device_id)
         fail_at(file, line,
                 "%s resource: host=%d device=%d managed=%d device_id=%d, "
                 "expected %d %d %d %d\n",
-                name, p.host_accessible, p.device_accessible, p.managed,
-                p.device_id, host, dev, managed, device_id);
+                name, p.host_accessible, p.device_accessible, p.managed, p.device_id, host, dev,
+                managed, device_id);
 }
-#define check_props(mr, name, host, dev, managed, device_id)                   \
-    check_props_at((mr), (name), (host), (dev), (managed), (device_id),        \
-                   __FILE__, __LINE__)
+#define check_props(mr, name, host, dev, managed, device_id) \
+    check_props_at((mr), (name), (host), (dev), (managed), (device_id), __FILE__, __LINE__)
 
 static void test_resource_properties(void **state)
 {
@@ -715,8 +679,8 @@ static void test_resource_properties(void **state)
  * the host and the device where it is reachable from them, and release it
  * (in stream order for stream-ordered resources). */
 static void alloc_and_use_at(strided_memory_resource *mr, const char *name,
-                             strided_memory_kind kind, size_t size,
-                             CUstream stream, const char *file, int line)
+                             strided_memory_kind kind, size_t size, CUstream stream,
+                             const char *file, int line)
 {
     strided_memory_resource_props props = strided_memory_resource_properties(mr);
     strided_buffer *b = buf_alloc_at(mr, size, stream, file, line);
@@ -730,83 +694,75 @@ static void alloc_and_use_at(strided_memory_resource *mr, const char *name,
         fail_at(file, line,
                 "%s, %zu bytes: size %zu resource %p uses %ld, expected %zu "
                 "%p 1\n",
-                name, size, strided_buffer_size(b),
-                (void *)strided_buffer_resource(b),
+                name, size, strided_buffer_size(b), (void *)strided_buffer_resource(b),
                 strided_buffer_use_count(b), size, (void *)mr);
     if (info.kind != kind || info.device_id != props.device_id ||
         info.host_accessible != props.host_accessible ||
-        info.device_accessible != props.device_accessible ||
-        info.managed != props.managed)
+        info.device_accessible != props.device_accessible || info.managed != props.managed)
         fail_at(file, line,
                 "%s, %zu bytes: kind=%s device_id=%d host=%d device=%d "
                 "managed=%d, expected %s and the resource's %d %d %d %d\n",
-                name, size, kind_name(info.kind), info.device_id,
-                info.host_accessible, info.device_accessible, info.managed,
-                kind_name(kind), props.device_id, props.host_accessible,
-                props.device_accessible, props.managed);
+                name, size, kind_name(info.kind), info.device_id, info.host_accessible,
+                info.device_accessible, info.managed, kind_name(kind), props.device_id,
+                props.host_accessible, props.device_accessible, props.managed);
     if (size == 0) {
         buf_release_at(b, file, line);
         return;
     }
     if (p == NULL)
         fail_at(file, line, "%s, %zu bytes: NULL pointer\n", name, size);
-    if (info.device_accessible ? info.device_address != (uintptr_t)p
-                               : info.device_address != 0)
-        fail_at(file, line, "%s, %zu bytes: device_address %#" PRIxPTR
-                ", pointer %p\n", name, size, info.device_address, (void *)p);
+    if (info.device_accessible ? info.device_address != (uintptr_t)p : info.device_address != 0)
+        fail_at(file, line, "%s, %zu bytes: device_address %#" PRIxPTR ", pointer %p\n", name, size,
+                info.device_address, (void *)p);
 
     /* The memory is what the resource says it is. */
     r = raw_query_at(p, file, line);
     if ((kind == STRIDED_MEMORY_HOST && r.memory_type != 0) ||
         (kind == STRIDED_MEMORY_PINNED && r.memory_type != CU_MEMORYTYPE_HOST) ||
         (kind == STRIDED_MEMORY_DEVICE &&
-         (r.memory_type != CU_MEMORYTYPE_DEVICE || r.is_managed ||
-          r.mempool == NULL)) ||
+         (r.memory_type != CU_MEMORYTYPE_DEVICE || r.is_managed || r.mempool == NULL)) ||
         (kind == STRIDED_MEMORY_MANAGED && !r.is_managed))
-        fail_at(file, line,
-                "%s, %zu bytes: the driver says type=%u managed=%d pool=%p\n",
-                name, size, r.memory_type, r.is_managed, r.mempool);
+        fail_at(file, line, "%s, %zu bytes: the driver says type=%u managed=%d pool=%p\n", name,
+                size, r.memory_type, r.is_managed, r.mempool);
     if (kind == STRIDED_MEMORY_HOST && (uintptr_t)p % 64 != 0)
         fail_at(file, line, "%s: %p is not 64-byte aligned\n", name, (void *)p);
 
     /* A stream-ordered allocation is usable on other streams once its stream
      * has passed it. */
     if (stream != NULL)
-        cu_check_(cu.cuStreamSynchronize(stream), "cuStreamSynchronize", file,
-                  line);
+        cu_check_(cu.cuStreamSynchronize(stream), "cuStreamSynchronize", file, line);
     /* The first byte, then the last one (the same byte for size 1). */
     first = size == 1 ? 0xA5 : 0x5A;
     if (info.host_accessible) {
         p[0] = 0x11;
         p[size - 1] = 0x22;
         if (p[0] != (size == 1 ? 0x22 : 0x11) || p[size - 1] != 0x22)
-            fail_at(file, line, "%s, %zu bytes: host writes did not stick\n",
-                    name, size);
+            fail_at(file, line, "%s, %zu bytes: host writes did not stick\n", name, size);
     }
     if (info.device_accessible) {
         CUdeviceptr d = (CUdeviceptr)info.device_address;
         unsigned char got[2] = {0, 0};
 
         cu_check_(cu.cuMemsetD8(d, 0x5A, 1), "cuMemsetD8", file, line);
-        cu_check_(cu.cuMemsetD8(d + size - 1, 0xA5, 1), "cuMemsetD8", file,
-                  line);
+        cu_check_(cu.cuMemsetD8(d + size - 1, 0xA5, 1), "cuMemsetD8", file, line);
         cu_check_(cu.cuCtxSynchronize(), "cuCtxSynchronize", file, line);
         cu_check_(cu.cuMemcpy(dptr(&got[0]), d, 1), "cuMemcpy", file, line);
-        cu_check_(cu.cuMemcpy(dptr(&got[1]), d + size - 1, 1), "cuMemcpy",
-                  file, line);
+        cu_check_(cu.cuMemcpy(dptr(&got[1]), d + size - 1, 1), "cuMemcpy", file, line);
         if (got[0] != first || got[1] != 0xA5)
-            fail_at(file, line, "%s, %zu bytes: read back %#x %#x, expected "
-                    "%#x 0xa5\n", name, size, got[0], got[1], first);
+            fail_at(file, line,
+                    "%s, %zu bytes: read back %#x %#x, expected "
+                    "%#x 0xa5\n",
+                    name, size, got[0], got[1], first);
         if (info.host_accessible && (p[0] != first || p[size - 1] != 0xA5))
-            fail_at(file, line, "%s, %zu bytes: the host reads %#x %#x where "
-                    "the device wrote %#x 0xa5\n", name, size, p[0],
-                    p[size - 1], first);
+            fail_at(file, line,
+                    "%s, %zu bytes: the host reads %#x %#x where "
+                    "the device wrote %#x 0xa5\n",
+                    name, size, p[0], p[size - 1], first);
     }
     buf_release_at(b, file, line);
 }
-#define alloc_and_use(mr, name, kind, size, stream)                            \
-    alloc_and_use_at((mr), (name), (kind), (size), (stream), __FILE__,         \
-                     __LINE__)
+#define alloc_and_use(mr, name, kind, size, stream) \
+    alloc_and_use_at((mr), (name), (kind), (size), (stream), __FILE__, __LINE__)
 
 static void test_alloc_host_resource(void **state)
 {
@@ -843,8 +799,7 @@ static void test_alloc_device_resource(void **state)
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         alloc_and_use(mr, "device", STRIDED_MEMORY_DEVICE, sizes[i], NULL);
     for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        alloc_and_use(mr, "device, on a stream", STRIDED_MEMORY_DEVICE,
-                      sizes[i], s);
+        alloc_and_use(mr, "device, on a stream", STRIDED_MEMORY_DEVICE, sizes[i], s);
     CU(cuStreamSynchronize(s));
     CU(cuStreamDestroy(s));
     resource_release(mr);
@@ -963,8 +918,7 @@ static void init_log(release_log *log)
 /* Wrap ptr with a callback, take a second reference, drop the first: the
  * callback has not run and the buffer still answers; drop the second: it
  * ran once, with the wrapped pointer, size and context. */
-static void check_callback_once(const char *name, void *ptr, size_t size,
-                                strided_memory_info want)
+static void check_callback_once(const char *name, void *ptr, size_t size, strided_memory_info want)
 {
     release_log log;
     strided_buffer *b, *second;
@@ -980,8 +934,7 @@ static void check_callback_once(const char *name, void *ptr, size_t size,
     assert_int_equal(strided_buffer_use_count(second), 1);
     assert_ptr_equal(strided_buffer_ptr(second), ptr);
     info = info_of(second);
-    check_info_at(name, "after the first release", ptr, &info, &want,
-                  __FILE__, __LINE__);
+    check_info_at(name, "after the first release", ptr, &info, &want, __FILE__, __LINE__);
     buf_release(second);
     assert_int_equal(atomic_load(&log.calls), 1);
     assert_ptr_equal(log.context, &log);
@@ -1005,15 +958,13 @@ static void test_callback_once_after_second_holder(void **state)
     check_callback_once("device", hptr(d), 4096, expect_device(hptr(d), false));
     if (managed_supported) {
         CU(cuMemAllocManaged(&m, 4096, CU_MEM_ATTACH_GLOBAL));
-        check_callback_once("managed", hptr(m), 4096,
-                            expect_managed(hptr(m), false));
+        check_callback_once("managed", hptr(m), 4096, expect_managed(hptr(m), false));
         CU(cuMemFree(m));
     }
 
     /* A failed wrap never calls back. */
     init_log(&log);
-    assert_status(strided_buffer_wrap(pageable, 4096, record_release, &log,
-                                      NULL),
+    assert_status(strided_buffer_wrap(pageable, 4096, record_release, &log, NULL),
                   STRIDED_ERR_INVALID_ARGUMENT);
     assert_int_equal(atomic_load(&log.calls), 0);
 
@@ -1087,8 +1038,7 @@ static void test_release_on_thread_without_context(void **state)
     assert_int_equal(job.rc_after, CUDA_SUCCESS);
     assert_null(job.before);
     if (job.after != NULL)
-        fail_msg("the releases left context %p current on the thread",
-                 (void *)job.after);
+        fail_msg("the releases left context %p current on the thread", (void *)job.after);
     assert_int_equal(atomic_load(&log.calls), 1);
     assert_ptr_equal(log.ptr, hptr(d));
     assert_int_equal(log.size, MiB);
@@ -1257,13 +1207,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_classify_pageable, set_primary),
         cmocka_unit_test_setup(test_classify_null, set_primary),
-        cmocka_unit_test_setup(test_classify_pinned_mem_host_alloc,
-                               set_primary),
-        cmocka_unit_test_setup(test_classify_pinned_mem_alloc_host,
-                               set_primary),
+        cmocka_unit_test_setup(test_classify_pinned_mem_host_alloc, set_primary),
+        cmocka_unit_test_setup(test_classify_pinned_mem_alloc_host, set_primary),
         cmocka_unit_test_setup(test_classify_registered_flags_0, set_primary),
-        cmocka_unit_test_setup(test_classify_registered_devicemap,
-                               set_primary),
+        cmocka_unit_test_setup(test_classify_registered_devicemap, set_primary),
         cmocka_unit_test_setup(test_classify_device, set_primary),
         cmocka_unit_test_setup(test_classify_device_pool, set_primary),
         cmocka_unit_test_setup(test_classify_managed_global, set_primary),
@@ -1276,12 +1223,9 @@ int main(void)
         cmocka_unit_test_setup(test_alloc_device_resource, set_primary),
         cmocka_unit_test_setup(test_alloc_managed_resource, set_primary),
         cmocka_unit_test_setup(test_stream_ordered_free, set_primary),
-        cmocka_unit_test_setup(test_set_deallocation_stream_needs_a_resource,
-                               set_primary),
-        cmocka_unit_test_setup(test_callback_once_after_second_holder,
-                               set_primary),
-        cmocka_unit_test_setup(test_release_on_thread_without_context,
-                               set_primary),
+        cmocka_unit_test_setup(test_set_deallocation_stream_needs_a_resource, set_primary),
+        cmocka_unit_test_setup(test_callback_once_after_second_holder, set_primary),
+        cmocka_unit_test_setup(test_release_on_thread_without_context, set_primary),
         cmocka_unit_test_setup(test_context_unchanged, set_primary),
         cmocka_unit_test_setup(test_stream_wait_orders_on_the_device, set_primary),
     };
@@ -1299,12 +1243,10 @@ int main(void)
     pageable_access = device_attribute(CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
     pools_supported = device_attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED);
     managed_supported = device_attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
-    concurrent_managed =
-        device_attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
-    host_register_supported =
-        device_attribute(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED);
-    host_pointer_for_registered = device_attribute(
-        CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM);
+    concurrent_managed = device_attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
+    host_register_supported = device_attribute(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED);
+    host_pointer_for_registered =
+        device_attribute(CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM);
     major = driver_version / 1000;
     minor = driver_version % 1000 / 10;
     printf("CUDA driver API %d.%d, %d device(s); device %d: "
@@ -1312,9 +1254,8 @@ int main(void)
            "MANAGED_MEMORY=%d CONCURRENT_MANAGED_ACCESS=%d "
            "HOST_REGISTER_SUPPORTED=%d "
            "CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM=%d\n",
-           major, minor, count, TEST_DEVICE, pageable_access, pools_supported,
-           managed_supported, concurrent_managed, host_register_supported,
-           host_pointer_for_registered);
+           major, minor, count, TEST_DEVICE, pageable_access, pools_supported, managed_supported,
+           concurrent_managed, host_register_supported, host_pointer_for_registered);
     printf("Classification (strided, then the driver's raw answers):\n");
     rc = cmocka_run_group_tests_name("gpu memory", tests, NULL, NULL);
     gpu_release_devices(1, &device);

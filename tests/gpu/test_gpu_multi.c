@@ -198,12 +198,12 @@ typedef struct how {
     unsigned flags;
 } how;
 
-#define check(dst_region, dst_side, src_region, src_side, itemsize, how, what)      \
-    check_at(&(dst_region), (dst_side), &(src_region), (src_side), (itemsize), (how), \
-             (what), __FILE__, __LINE__)
+#define check(dst_region, dst_side, src_region, src_side, itemsize, how, what)                \
+    check_at(&(dst_region), (dst_side), &(src_region), (src_side), (itemsize), (how), (what), \
+             __FILE__, __LINE__)
 
-static void check_at(const region *dr, side ds, const region *sr, side ss, int itemsize,
-                     how h, const char *what, const char *file, int line)
+static void check_at(const region *dr, side ds, const region *sr, side ss, int itemsize, how h,
+                     const char *what, const char *file, int line)
 {
     bool same = dr == sr;
     strided_layout dl = layout_of(&ds, itemsize), sl = layout_of(&ss, itemsize);
@@ -285,8 +285,8 @@ static void overlaps(const region *r, int64_t n, int itemsize, how h)
     check(*r, SIDE((n, n - 1), (n, 1), 1), *r, SIDE((n, n - 1), (n, 1), 0), itemsize, h,
           "a[:, 1:] <- a[:, :-1]");
     /* a[1:, 1:] <- a[:-1, :-1] */
-    check(*r, SIDE((n - 1, n - 1), (n, 1), n + 1), *r, SIDE((n - 1, n - 1), (n, 1), 0),
-          itemsize, h, "a[1:, 1:] <- a[:-1, :-1]");
+    check(*r, SIDE((n - 1, n - 1), (n, 1), n + 1), *r, SIDE((n - 1, n - 1), (n, 1), 0), itemsize, h,
+          "a[1:, 1:] <- a[:-1, :-1]");
     /* a <- a.T (in place): a transpose. */
     check(*r, c, *r, SIDE((n, n), (1, n), 0), itemsize, h, "a <- a.T");
     /* a.T <- a */
@@ -570,8 +570,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_one_device_overlaps, set_device_zero),
-        cmocka_unit_test_setup(test_one_device_overlaps_streams_and_temporaries,
-                               set_device_zero),
+        cmocka_unit_test_setup(test_one_device_overlaps_streams_and_temporaries, set_device_zero),
         cmocka_unit_test_setup(test_one_device_large_overlaps, set_device_zero),
         cmocka_unit_test_setup(test_two_devices, set_device_zero),
         cmocka_unit_test_setup(test_two_devices_temporaries, set_device_zero),

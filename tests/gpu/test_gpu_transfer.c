@@ -198,8 +198,7 @@ static bool side_new(side *s, kind k, const strided_layout *l, size_t guard, rep
         element0 = (void *)(uintptr_t)(s->dev + s->origin);
     } else if (k == PINNED) {
         void *p = NULL;
-        if (!cu_ok(r, cu.cuMemHostAlloc(&p, s->bytes, CU_MEMHOSTALLOC_PORTABLE),
-                   "cuMemHostAlloc"))
+        if (!cu_ok(r, cu.cuMemHostAlloc(&p, s->bytes, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc"))
             return false;
         s->host = p;
         dev = (strided_device){STRIDED_DEVICE_CUDA_HOST, 0};
@@ -212,12 +211,11 @@ static bool side_new(side *s, kind k, const strided_layout *l, size_t guard, rep
     }
     if (strided_view_wrap(element0, l, NULL, false, &dev, NULL, NULL, &s->view) != STRIDED_OK)
         return failed(r, "strided_view_wrap: %s", strided_last_error());
-    strided_memory_kind want = k == DEVICE ? STRIDED_MEMORY_DEVICE
+    strided_memory_kind want = k == DEVICE   ? STRIDED_MEMORY_DEVICE
                                : k == PINNED ? STRIDED_MEMORY_PINNED
                                              : STRIDED_MEMORY_HOST;
     if (strided_buffer_memory_info(s->view.buffer).kind != want)
-        return failed(r, "a %s view is not classified as %s memory", kind_names[k],
-                      kind_names[k]);
+        return failed(r, "a %s view is not classified as %s memory", kind_names[k], kind_names[k]);
     return true;
 }
 
@@ -323,20 +321,17 @@ static bool run_case(kind dk, const strided_layout *dl, kind sk, const strided_l
 
 static void check_copy_at(kind dk, const strided_layout *dl, kind sk, const strided_layout *sl,
                           CUstream stream, unsigned flags, const char *path,
-                          const strided_copy_temporaries *temporaries, const char *file,
-                          int line)
+                          const strided_copy_temporaries *temporaries, const char *file, int line)
 {
     report r = {"", false};
     if (!run_case(dk, dl, sk, sl, stream, flags, path, temporaries, &r))
         fail_at(file, line, "%s\n", r.text);
 }
 
-#define check_copy(dk, dst, sk, src, stream, flags, path)                      \
-    check_copy_at((dk), &(dst), (sk), &(src), (stream), (flags), (path), NULL, \
-                  __FILE__, __LINE__)
+#define check_copy(dk, dst, sk, src, stream, flags, path) \
+    check_copy_at((dk), &(dst), (sk), &(src), (stream), (flags), (path), NULL, __FILE__, __LINE__)
 
-#define LAYOUT(c, shape, isz)                                                  \
-    class_layout((c), N64 shape, I64 shape, (isz), __FILE__, __LINE__)
+#define LAYOUT(c, shape, isz) class_layout((c), N64 shape, I64 shape, (isz), __FILE__, __LINE__)
 
 /* Class pairs (destination, source): every kind of plan. */
 static const char *const pairs[] = {
@@ -350,8 +345,7 @@ static const char *const pairs[] = {
 };
 /* (6, 1031): rows above 4 KiB from 4-byte elements; (3, 5, 700): pieces
  * of 5000 bytes cut the middle axis. */
-static const int64_t shapes[][3] = {
-    {37, 61, 0}, {5, 9, 23}, {6, 1031, 0}, {3, 5, 700}, {1, 1, 0}};
+static const int64_t shapes[][3] = {{37, 61, 0}, {5, 9, 23}, {6, 1031, 0}, {3, 5, 700}, {1, 1, 0}};
 static const int shape_dims[] = {2, 3, 2, 3, 2};
 static const int itemsizes[] = {1, 2, 4, 8, 16, 12};
 
@@ -520,10 +514,8 @@ static void *run_worker(void *arg)
     if (!cu_ok(&w->r, cu.cuCtxSetCurrent(primary), "cuCtxSetCurrent"))
         return NULL;
     for (int i = 0; i < 10; i++) {
-        if (!run_case(DEVICE, &dst, PAGEABLE, &src, CU_STREAM_PER_THREAD, 0, NULL, NULL,
-                      &w->r) ||
-            !run_case(PAGEABLE, &dst, DEVICE, &src, CU_STREAM_PER_THREAD, 0, NULL, NULL,
-                      &w->r))
+        if (!run_case(DEVICE, &dst, PAGEABLE, &src, CU_STREAM_PER_THREAD, 0, NULL, NULL, &w->r) ||
+            !run_case(PAGEABLE, &dst, DEVICE, &src, CU_STREAM_PER_THREAD, 0, NULL, NULL, &w->r))
             return NULL;
         w->done += 2;
     }
