@@ -372,9 +372,16 @@ static PyObject *view_repr(strided_py_view *self)
     PyObject *result = NULL;
     if (shape != NULL && strides != NULL && dtype_name != NULL && exporter != NULL)
         result = PyUnicode_FromFormat(
-            "StridedMemoryView(ptr=%llu,\n shape=%S,\n strides=%S,\n itemsize=%d,\n "
-            "dtype=%U,\n device_id=%d,\n is_device_accessible=%s,\n readonly=%s,\n "
-            "exporting_obj=%U)",
+            /* cuda.core's layout: each field under the first, 18 columns in. */
+            "StridedMemoryView(ptr=%llu,\n"
+            "                  shape=%S,\n"
+            "                  strides=%S,\n"
+            "                  itemsize=%d,\n"
+            "                  dtype=%U,\n"
+            "                  device_id=%d,\n"
+            "                  is_device_accessible=%s,\n"
+            "                  readonly=%s,\n"
+            "                  exporting_obj=%U)",
             (unsigned long long)(uintptr_t)strided_view_ptr(&self->view), shape, strides,
             (int)self->view.layout.itemsize, dtype_name, (int)self->view.home_device,
             self->view.device_accessible ? "True" : "False", self->view.readonly ? "True" : "False",

@@ -584,7 +584,7 @@ def test_repr():
     a = np.arange(3, dtype=np.int32)
     v = StridedMemoryView.from_dlpack(a, stream_ptr=-1)
     text = repr(v)
-    assert text.startswith(f"StridedMemoryView(ptr={a.ctypes.data},\n shape=(3,),\n")
+    assert text.startswith(f"StridedMemoryView(ptr={a.ctypes.data},\n" + " " * 18 + "shape=(3,),\n")
     assert "dtype=numpy.dtypes.Int32DType" in text
     assert "device_id=-1" in text
     assert text.endswith("exporting_obj=numpy.ndarray)")

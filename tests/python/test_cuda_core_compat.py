@@ -1,0 +1,473 @@
+"""The compatibility suite: cuda.core 1.2's Buffer, memory resources and
+StridedMemoryView, one test body for both implementations.
+
+STRIDED_COMPAT_IMPL selects what the bodies run against: "strided" (the
+default) or "cuda.core" (where cuda.core 1.2 is installed). The bodies state
+cuda.core's behaviour; where strided differs on purpose, the body says so
+with `differs(...)`, whose reason is the difference docs/cuda-core.md lists.
+Host memory needs no driver in strided; cuda.core asks the driver about
+pointers it did not allocate, so those bodies skip with "needs a CUDA
+driver" where it has none. The device bodies run on a GPU machine against
+both (they skip with "skipped: no CUDA device" elsewhere).
+"""
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from gpu_util import cuda_device_count
+
+IMPL = os.environ.get("STRIDED_COMPAT_IMPL", "strided")
+STRIDED = IMPL == "strided"
+
+if STRIDED:
+    import strided as api
+    from strided import StridedMemoryView, args_viewable_as_strided_memory
+    from strided import (TensorMapInterleave, TensorMapL2Promotion, TensorMapOOBFill,
+                         TensorMapSwizzle)
+elif IMPL == "cuda.core":
+    cc = pytest.importorskip("cuda.core")
+    import cuda.core as api
+    from cuda.core.utils import StridedMemoryView, args_viewable_as_strided_memory
+    from cuda.core._tensor_map import (TensorMapInterleave, TensorMapL2Promotion,
+                                       TensorMapOOBFill, TensorMapSwizzle)
+else:
+    raise RuntimeError(f"STRIDED_COMPAT_IMPL must be strided or cuda.core, not {IMPL!r}")
+
+Buffer = api.Buffer
+MemoryResource = api.MemoryResource
+
+needs_gpu = pytest.mark.skipif(cuda_device_count() == 0, reason="skipped: no CUDA device")
+
+
+def differs(reason):
+    """Where strided does otherwise on purpose (docs/cuda-core.md)."""
+    return pytest.mark.skipif(STRIDED, reason=f"strided differs: {reason}")
+
+
+def driver_call(fn, *args, **kwargs):
+    """fn(...), skipping where cuda.core needs a driver this machine lacks."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:  # cuda.pathfinder's DynamicLibNotFoundError, cuInit failures
+        if not STRIDED and ("driver" in str(e).lower() or "CUDA_ERROR" in str(e)):
+            pytest.skip(f"needs a CUDA driver: {e}")
+        raise
+
+
+def host_array(n=6, dtype=np.float32):
+    return np.arange(n, dtype=dtype)
+
+
+# ---- StridedMemoryView from host producers ----
+
+def test_from_dlpack_numpy():
+    a = host_array(12).reshape(3, 4)
+    v = StridedMemoryView.from_dlpack(a, stream_ptr=-1)
+    assert v.ptr == a.ctypes.data
+    assert v.shape == (3, 4)
+    assert v.strides == (4, 1)
+    assert v.size == 12
+    assert v.dtype == np.float32
+    assert v.device_id == -1
+    assert v.is_device_accessible is False
+    assert v.readonly is False
+    assert v.exporting_obj is a
+
+
+def test_from_dlpack_readonly_numpy():
+    a = host_array()
+    a.flags.writeable = False
+    assert StridedMemoryView.from_dlpack(a, stream_ptr=-1).readonly is True
+
+
+def test_from_dlpack_transposed_slice():
+    a = host_array(24).reshape(4, 6)[::2, 1:5].T
+    v = StridedMemoryView.from_dlpack(a, stream_ptr=-1)
+    assert v.shape == a.shape
+    assert v.strides == tuple(s // a.itemsize for s in a.strides)
+    assert v.ptr == a.ctypes.data
+
+
+def test_from_dlpack_host_needs_a_stream():
+    with pytest.raises(BufferError, match=r"^stream=None is ambiguous with view\(\)"):
+        StridedMemoryView.from_dlpack(host_array(), stream_ptr=None)
+
+
+def test_from_dlpack_without_protocol():
+    with pytest.raises((AttributeError, TypeError)):
+        StridedMemoryView.from_dlpack([1, 2, 3], stream_ptr=-1)
+
+
+def test_from_any_interface_numpy():
+    a = host_array()
+    v = StridedMemoryView.from_any_interface(a, stream_ptr=-1)
+    assert v.shape == (6,) and v.exporting_obj is a
+
+
+def test_from_any_interface_without_protocol():
+    with pytest.raises(BufferError, match="does not support any data exchange protocol"):
+        StridedMemoryView.from_any_interface(object(), stream_ptr=-1)
+
+
+def test_from_array_interface_numpy():
+    a = host_array(12).reshape(3, 4)
+    v = driver_call(StridedMemoryView.from_array_interface, a)
+    assert v.shape == (3, 4)
+    assert v.strides is None
+    assert v.dtype == np.float32
+    assert v.is_device_accessible is False
+
+
+@differs("from_array_interface reports -1 for host memory bound to no device, "
+         "not the current device")
+def test_from_array_interface_reports_the_current_device():
+    v = driver_call(StridedMemoryView.from_array_interface, host_array())
+    assert v.device_id >= 0
+
+
+def test_from_array_interface_version_and_mask():
+    class Old:
+        __array_interface__ = dict(version=2, data=(0, False), shape=(0,), typestr="<f4")
+
+    class Masked:
+        __array_interface__ = dict(version=3, data=(0, False), shape=(0,), typestr="<f4",
+                                   mask=np.zeros(0))
+
+    with pytest.raises(BufferError, match="^only NumPy Array Interface v3 or above is supported$"):
+        StridedMemoryView.from_array_interface(Old())
+    with pytest.raises(BufferError, match="^mask is not supported$"):
+        StridedMemoryView.from_array_interface(Masked())
+
+
+# ---- view() ----
+
+def test_view_without_arguments_is_self():
+    v = StridedMemoryView.from_dlpack(host_array(), stream_ptr=-1)
+    assert v.view() is v
+
+
+def test_view_dtype():
+    v = StridedMemoryView.from_dlpack(host_array(), stream_ptr=-1)
+    w = driver_call(v.view, dtype=np.dtype(np.int32))
+    assert w.dtype == np.int32 and w.shape == (6,)
+
+
+def test_view_layout():
+    v = StridedMemoryView.from_dlpack(host_array(16), stream_ptr=-1)
+    w = driver_call(v.view, v._layout.reshaped((4, 4)))
+    assert w.shape == (4, 4)
+
+
+def test_view_itemsize_mismatch():
+    v = StridedMemoryView.from_dlpack(host_array(), stream_ptr=-1)
+    with pytest.raises(ValueError, match=r"The dtype's itemsize \(8\) does not match the "
+                                         r"layout's itemsize \(4\)\."):
+        driver_call(v.view, dtype=np.dtype(np.float64))
+
+
+# ---- DLPack export ----
+
+def test_dlpack_round_trip_numpy():
+    a = host_array(12).reshape(3, 4)[:, ::2]
+    v = StridedMemoryView.from_dlpack(a, stream_ptr=-1)
+    b = np.from_dlpack(v)
+    assert b.ctypes.data == a.ctypes.data
+    np.testing.assert_array_equal(a, b)
+    assert v.__dlpack_device__() == (1, 0)
+
+
+def test_dlpack_max_version_length():
+    v = StridedMemoryView.from_dlpack(host_array(), stream_ptr=-1)
+    with pytest.raises(BufferError, match=r"Expected max_version tuple\[int, int\], got"):
+        v.__dlpack__(max_version=(1,))
+
+
+@differs("__dlpack__ takes dl_device=(kDLCPU, 0) and copy=True (the array API's rules)")
+def test_dlpack_dl_device_and_copy_refused():
+    v = StridedMemoryView.from_dlpack(host_array(), stream_ptr=-1)
+    with pytest.raises(BufferError, match="^Sorry, not supported: dl_device other than None$"):
+        v.__dlpack__(dl_device=(1, 0))
+    with pytest.raises(BufferError, match=r"^Sorry, not supported: copy=True$"):
+        v.__dlpack__(copy=True)
+
+
+def test_dlpack_structured_dtype_refused():
+    a = np.zeros(4, dtype=[("x", "<i4"), ("y", "<f4")])
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    v = driver_call(StridedMemoryView.from_buffer, b, (4,), dtype=a.dtype)
+    with pytest.raises(BufferError, match="^Structured dtypes are not supported for DLPack export"):
+        v.__dlpack__()
+
+
+def test_dlpack_exchange_api_capsule():
+    api_capsule = StridedMemoryView.__dlpack_c_exchange_api__
+    assert type(api_capsule).__name__ == "PyCapsule"
+    assert "dlpack_exchange_api" in repr(api_capsule)
+
+
+def test_repr_layout():
+    a = host_array(3).astype(np.int32)
+    text = repr(StridedMemoryView.from_dlpack(a, stream_ptr=-1))
+    assert text.startswith(f"StridedMemoryView(ptr={a.ctypes.data},\n" + " " * 18 + "shape=(3,),\n")
+    assert text.endswith("exporting_obj=numpy.ndarray)")
+
+
+# ---- from_buffer ----
+
+def test_from_buffer():
+    a = host_array(12)
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    v = driver_call(StridedMemoryView.from_buffer, b, (3, 4), dtype=np.dtype(np.float32))
+    assert v.ptr == a.ctypes.data and v.shape == (3, 4)
+    assert v.exporting_obj is b
+    assert v.dtype == np.float32
+
+
+def test_from_buffer_needs_itemsize_or_dtype():
+    a = host_array()
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    with pytest.raises(ValueError, match="^Either itemsize or dtype must be specified$"):
+        StridedMemoryView.from_buffer(b, (6,))
+
+
+def test_from_buffer_itemsize_and_dtype_disagree():
+    a = host_array()
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    with pytest.raises(ValueError, match=r"itemsize \(8\) does not match dtype.itemsize \(4\)"):
+        StridedMemoryView.from_buffer(b, (6,), itemsize=8, dtype=np.dtype(np.float32))
+
+
+# ---- Buffer ----
+
+def test_buffer_cannot_be_made_directly():
+    with pytest.raises(RuntimeError, match="^Buffer objects cannot be instantiated directly"):
+        Buffer()
+
+
+def test_buffer_from_handle_owner_and_mr():
+    a = host_array()
+
+    class Mr(MemoryResource):
+        pass
+
+    with pytest.raises(ValueError, match="^owner and memory resource cannot be both specified "
+                                         "together$"):
+        Buffer.from_handle(a.ctypes.data, a.nbytes, mr=Mr(), owner=a)
+
+
+def test_buffer_repr_eq_hash():
+    a = host_array()
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    c = Buffer.from_handle(a.ctypes.data, a.nbytes)
+    assert repr(b) == f"<Buffer ptr={a.ctypes.data:#x} size={a.nbytes}>"
+    assert b == c and hash(b) == hash(c) == hash((a.ctypes.data, a.nbytes))
+    assert b != 5
+    assert b.owner is a and c.owner is None
+
+
+def test_buffer_close_twice():
+    a = host_array()
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes)
+    assert b.is_closed is False
+    b.close()
+    b.close()
+    assert b.is_closed is True
+
+
+def test_buffer_context_manager():
+    a = host_array()
+    with Buffer.from_handle(a.ctypes.data, a.nbytes) as b:
+        assert b.is_closed is False
+    assert b.is_closed is True
+
+
+@differs("a closed Buffer raises on handle and size instead of answering 0")
+def test_buffer_closed_size_and_handle_are_zero():
+    a = host_array()
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes)
+    b.close()
+    assert b.size == 0 and b.handle == 0
+
+
+def test_buffer_closed_device_id_raises():
+    a = host_array()
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes)
+    b.close()
+    with pytest.raises(RuntimeError, match="^Buffer has been closed$"):
+        b.device_id
+
+
+def test_buffer_buffer_protocol_not_implemented():
+    a = host_array()
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes)
+    with pytest.raises((NotImplementedError, TypeError)):
+        memoryview(b)
+
+
+def test_buffer_host_dlpack_export():
+    a = host_array()
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    assert driver_call(b.__dlpack_device__) == (1, 0)
+    t = np.from_dlpack(b)
+    assert t.dtype == np.int8 and t.shape == (a.nbytes,)
+    assert t.ctypes.data == a.ctypes.data
+
+
+def test_buffer_not_picklable_without_ipc():
+    a = host_array()
+    b = Buffer.from_handle(a.ctypes.data, a.nbytes)
+    # cuda.core 1.2 raises AttributeError for a Buffer without a memory
+    # resource (it asks None whether it is IPC-enabled); strided TypeError.
+    with pytest.raises((RuntimeError, TypeError, AttributeError)):
+        pickle.dumps(b)
+
+
+# ---- MemoryResource and options ----
+
+def test_memory_resource_base():
+    mr = MemoryResource()
+    with pytest.raises(TypeError, match="^MemoryResource.allocate must be implemented by "
+                                        "subclasses.$"):
+        mr.allocate(8, stream=None)
+    with pytest.raises(TypeError, match="^MemoryResource.is_device_accessible must be "
+                                        "implemented by subclasses.$"):
+        mr.is_device_accessible
+    assert mr.is_managed is False
+
+
+def test_options_reprs():
+    assert repr(api.DeviceMemoryResourceOptions()) == \
+        "DeviceMemoryResourceOptions(ipc_enabled=False, max_size=0)"
+    assert repr(api.PinnedMemoryResourceOptions()) == \
+        "PinnedMemoryResourceOptions(ipc_enabled=False, max_size=0, numa_id=None)"
+    assert repr(api.DeviceMemoryResourceOptions(True, 1 << 20)) == \
+        "DeviceMemoryResourceOptions(ipc_enabled=True, max_size=1048576)"
+
+
+def test_options_coercions():
+    o = api.DeviceMemoryResourceOptions(ipc_enabled=1, max_size=1.5)
+    assert o.ipc_enabled is True and o.max_size == 1
+    with pytest.raises(TypeError, match="^Expected int, got str$"):
+        api.ManagedMemoryResourceOptions(preferred_location="x")
+
+
+def test_options_bad_type():
+    with pytest.raises(TypeError, match="The DeviceMemoryResource options must be provided as an "
+                                        "object of type DeviceMemoryResourceOptions"):
+        driver_call(api.DeviceMemoryResource, 0, options=5)
+
+
+# ---- tensor maps ----
+
+def test_tensor_map_options():
+    o = api.TensorMapDescriptorOptions(box_dim=[8, 8])
+    assert o.box_dim == (8, 8)
+    assert o.swizzle == TensorMapSwizzle.NONE and o.interleave == TensorMapInterleave.NONE
+    assert o.l2_promotion == TensorMapL2Promotion.NONE and o.oob_fill == TensorMapOOBFill.NONE
+    with pytest.raises(TypeError, match=r"^box_dim must be a tuple of ints, got <class 'int'>$"):
+        api.TensorMapDescriptorOptions(box_dim=8)
+    with pytest.raises(TypeError, match=r"^swizzle must be a TensorMapSwizzle, got <class 'int'>$"):
+        api.TensorMapDescriptorOptions(box_dim=(8,), swizzle=1)
+
+
+def test_tensor_map_needs_device_memory():
+    v = StridedMemoryView.from_dlpack(host_array(64), stream_ptr=-1)
+    with pytest.raises((ValueError, RuntimeError, TypeError)):
+        driver_call(v.as_tensor_map, (8,))
+
+
+# ---- the decorator ----
+
+def test_args_viewable_as_strided_memory():
+    @args_viewable_as_strided_memory((0,))
+    def shapes(x, y):
+        return x.view(-1).shape, y
+
+    assert shapes(host_array(5), 7) == ((5,), 7)
+    with pytest.raises(TypeError):
+        args_viewable_as_strided_memory([0])
+
+
+# ---- device memory (a GPU machine, both implementations) ----
+
+def cuda_stream():
+    """A stream argument both take for the legacy default stream: strided's
+    handle 0 (it takes None only for host memory), cuda.core's Stream."""
+    if STRIDED:
+        return 0
+    return api.Device(0).default_stream
+
+
+def synchronize():
+    """Wait for the device (strided has no Device object of its own)."""
+    if not STRIDED:
+        api.Device(0).sync()
+        return
+    torch = pytest.importorskip("torch")
+    torch.cuda.synchronize()
+
+
+@needs_gpu
+def test_device_resource_buffer():
+    if not STRIDED:
+        api.Device(0).set_current()
+    mr = api.DeviceMemoryResource(0)
+    assert mr.device_id == 0 and mr.is_device_accessible and not mr.is_host_accessible
+    b = mr.allocate(64, stream=cuda_stream())
+    assert b.size == 64 and b.device_id == 0
+    assert b.__dlpack_device__() == (2, 0)
+    b.fill(7, stream=cuda_stream())
+    h = api.PinnedMemoryResource().allocate(64, stream=cuda_stream())
+    b.copy_to(h, stream=cuda_stream())
+    synchronize()
+    assert h.__dlpack_device__() == (3, 0)
+    np.testing.assert_array_equal(np.from_dlpack(h), np.full(64, 7, np.int8))
+    b.close()
+    h.close()
+
+
+@needs_gpu
+def test_device_resource_options_make_a_pool():
+    if not STRIDED:
+        api.Device(0).set_current()
+    mr = api.DeviceMemoryResource(0, options=api.DeviceMemoryResourceOptions(max_size=1 << 24))
+    assert mr.is_handle_owned is True and mr.is_ipc_enabled is False
+    b = mr.allocate(1 << 20, stream=cuda_stream())
+    assert mr.attributes.used_mem_current >= 1 << 20
+    b.close()
+    mr.close()
+    assert mr.is_closed is True
+
+
+@needs_gpu
+def test_managed_resource_preferred_location():
+    if not STRIDED:
+        api.Device(0).set_current()
+    mr = api.ManagedMemoryResource(options=api.ManagedMemoryResourceOptions(preferred_location=0))
+    assert mr.is_managed and mr.device_id == 0
+    b = mr.allocate(256, stream=cuda_stream())
+    assert b.__dlpack_device__() == (13, 0)
+    b.close()
+
+
+@needs_gpu
+def test_torch_round_trip():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4).T
+    v = StridedMemoryView.from_dlpack(t, stream_ptr=-1)
+    assert v.shape == (4, 3) and v.strides == (1, 4) and v.device_id == 0
+    u = torch.from_dlpack(v)
+    assert u.data_ptr() == t.data_ptr() and torch.equal(u, t)
+
+
+@needs_gpu
+def test_cupy_round_trip():
+    cupy = pytest.importorskip("cupy")
+    a = cupy.arange(12, dtype=cupy.float32).reshape(3, 4)[:, ::2]
+    v = StridedMemoryView.from_cuda_array_interface(a, stream_ptr=-1)
+    assert v.shape == (3, 2) and v.strides == (4, 2) and v.is_device_accessible
+    b = cupy.from_dlpack(v)
+    assert int(b.data.ptr) == int(a.data.ptr) and bool((b == a).all())
