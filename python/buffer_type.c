@@ -480,7 +480,10 @@ static PyObject *allocate_destination(BufferObject *self, strided_buffer *b, PyO
         return NULL;
     }
     PyObject *size = PyLong_FromSize_t(strided_buffer_size(b));
-    PyObject *kwargs = size ? Py_BuildValue("{s:O}", "stream", stream) : NULL;
+    /* cuda.core's resources take only its own Stream. */
+    PyObject *arg = size ? strided_py_resource_stream(self->mr, stream) : NULL;
+    PyObject *kwargs = arg ? Py_BuildValue("{s:O}", "stream", arg) : NULL;
+    Py_XDECREF(arg);
     PyObject *args = kwargs ? PyTuple_Pack(1, size) : NULL;
     PyObject *dst = args ? PyObject_Call(allocate, args, kwargs) : NULL;
     Py_XDECREF(args);

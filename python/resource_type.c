@@ -143,6 +143,16 @@ static PyObject *stream_argument(bool cuda_core, void *stream)
     return cuda_core ? cuda_core_stream(stream) : strided_py_stream_object(stream);
 }
 
+PyObject *strided_py_resource_stream(PyObject *resource, PyObject *stream)
+{
+    if (!from_cuda_core(resource) || from_cuda_core(stream))
+        return Py_NewRef(stream);
+    void *handle = NULL;
+    if (strided_py_as_stream(stream, &handle) < 0)
+        return NULL;
+    return cuda_core_stream(handle);
+}
+
 /* libstrided never allocates through a wrapper: Python resources allocate
  * in Python and hand the memory over with Buffer.from_handle(mr=...). */
 static strided_status wrapper_allocate(void *self, size_t size, void *stream, void **out_ptr)

@@ -146,13 +146,31 @@ int strided_py_resource_of(PyObject *obj, strided_memory_resource **out);
 
 /* The C resource for copy temporaries from a Python memory resource (new
  * reference): the built-in resources' own, or a resource whose allocate
- * calls obj.allocate(size, stream=stream) (stream borrowed, kept) and
- * holds the result (a strided or cuda.core Buffer: its handle is the
- * address) until deallocate closes it. *calls_python says which. -1 with an
- * exception set on failure: TypeError naming what for an object without
- * allocate, is_host_accessible or is_device_accessible. */
+ * calls obj.allocate(size, stream=<stream>) and holds the result (a strided
+ * or cuda.core Buffer: its handle is the address) until deallocate closes
+ * it with close(<the deallocation stream>). stream is the copy's stream
+ * object (borrowed; the resource keeps its own reference). Most resources
+ * get it as given, and None or the int handle at close. cuda.core's
+ * resources (an object whose class, or a class it derives from, comes from
+ * the cuda.core package), whose methods take only a cuda.core Stream, get
+ * cuda.core streams in both calls: stream itself when it is a cuda.core
+ * Stream, else the Stream of the handle it stands for
+ * (LEGACY_DEFAULT_STREAM for None, 0 and 1, PER_THREAD_DEFAULT_STREAM for
+ * 2, Stream.from_handle otherwise; cuda.core is imported then, and an
+ * ImportError is this call's failure). *calls_python says which kind of
+ * resource was made. -1 with an exception set on failure: TypeError naming
+ * what for an object without allocate, is_host_accessible or
+ * is_device_accessible. */
 int strided_py_allocating_resource_of(PyObject *obj, const char *what, PyObject *stream,
                                       strided_memory_resource **out, bool *calls_python);
+
+/* The stream argument for a call into the Python memory resource resource
+ * (its allocate, deallocate, close): stream itself (new reference) for
+ * strided's and users' resources and for a cuda.core Stream; for the
+ * objects of the cuda.core package, which take nothing else, the cuda.core
+ * Stream for the stream stream names (None, an int, __cuda_stream__). NULL
+ * with an exception set. */
+PyObject *strided_py_resource_stream(PyObject *resource, PyObject *stream);
 
 /* The first exception an allocating resource's allocate raised (new
  * reference, cleared there), or NULL. mr must be one made with

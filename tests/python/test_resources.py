@@ -483,3 +483,23 @@ def test_cuda_core_resource_without_cuda_core(monkeypatch):
     with pytest.raises(ImportError):
         dv.copy_from(sv, allocator={"host": mr})
     assert mr.log == []
+
+
+def test_copy_to_allocates_from_a_cuda_core_resource_with_its_stream(cuda_core):
+    class HostBuffer(FakeCoreBuffer):
+        is_host_accessible = True
+        is_device_accessible = False
+
+    class Mr(FakeCoreResource):
+        def allocate(self, size, *, stream):
+            self.log.append(("allocate", size, accept(stream)))
+            return HostBuffer(self, size)
+
+    mr = Mr()
+    src = np.arange(16, dtype=np.uint8)
+    b = Buffer.from_handle(src.ctypes.data, 16, mr=mr)
+    # Host memory takes no stream; cuda.core's allocate still gets a Stream.
+    dst = b.copy_to(stream=None)
+    assert mr.log[0][:2] == ("allocate", 16)
+    assert mr.log[0][2] is cuda_core.LEGACY_DEFAULT_STREAM
+    np.testing.assert_array_equal(dst.backing[:16], src)
