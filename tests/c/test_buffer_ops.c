@@ -450,7 +450,8 @@ static const uintptr_t mapped = (uintptr_t)0x7f0000000000u;
  * device_pointer (0: the address itself). */
 static fake_memory fake_alloc(int kind, int device, size_t size, uintptr_t device_pointer)
 {
-    fake_memory m = {aligned_alloc(256, size), size};
+    /* aligned_alloc takes a size that is a multiple of the alignment. */
+    fake_memory m = {aligned_alloc(256, (size + 255) / 256 * 256), size};
     assert_non_null(m.bytes);
     if (kind != PAGEABLE) {
         static const unsigned int types[] = {0, 1, 2, 2};
