@@ -1336,6 +1336,24 @@ static void dense_strides(int ndim, const int64_t *shape, const int *order, int6
     }
 }
 
+/* The statuses the rules of a shape and itemsize alone call for: ndim in
+ * range, extents non-negative, itemsize positive, the product of the
+ * non-zero extents in int64. */
+static fuzz_statuses shape_expect(int ndim, const int64_t *shape, int itemsize)
+{
+    if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
+        return FUZZ_INVALID;
+    fuzz_statuses bad = itemsize <= 0 ? FUZZ_INVALID : 0;
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            bad |= FUZZ_INVALID;
+    if (bad)
+        return bad;
+    fuzz_i128 nonzero;
+    fuzz_volume(ndim, shape, &nonzero);
+    return nonzero > INT64_MAX ? FUZZ_OVERFLOW : 0;
+}
+
 /* The statuses of making the dense layout of shape in an axis order: its
  * byte offsets must keep the invariant. */
 static fuzz_statuses dense_expect(int ndim, const int64_t *shape, int itemsize, const int *order)
@@ -1773,11 +1791,15 @@ static bool make_layout(fuzz_input *in, state *s)
     int order[STRIDED_MAX_NDIM];
     if (a.make == FUZZ_MAKE_DENSE) {
         want = 0;
+        /* The shape's own rules (extents, itemsize, volume) first; the
+         * strides are the order's, checked by dense_expect below (the C
+         * strides fuzz_init_expect assumes are not an F or permuted
+         * layout's). */
         if (a.order != STRIDED_ORDER_C && a.order != STRIDED_ORDER_F &&
             a.order != STRIDED_ORDER_PERM)
             want = FUZZ_INVALID;
         else
-            want = fuzz_init_expect(a.ndim, a.shape, NULL, a.itemsize, false);
+            want = shape_expect(a.ndim, a.shape, a.itemsize);
         if (a.ndim >= 0 && a.ndim <= STRIDED_MAX_NDIM) {
             if (!order_axes(a.order, a.ndim, a.nperm, a.perm, NULL, order))
                 want |= FUZZ_INVALID;
