@@ -5,6 +5,8 @@
  * and CUDA memory. Each module has one header under strided/, which is the
  * authoritative documentation of its functions:
  *   strided/api.h       the version and the export macro
+ *   strided/build.h     how this library was built (kernels, architectures)
+ *   strided/driver.h    the CUDA driver found and the devices it sees
  *   strided/status.h    status codes and the thread-local error message
  *   strided/layout.h    the strided layout and its algebra
  *   strided/resource.h  memory resources: host, pinned, device, managed, yours
@@ -34,9 +36,11 @@
 
 #include "strided/api.h"
 #include "strided/buffer.h"
+#include "strided/build.h"
 #include "strided/copy.h"
 #include "strided/dlpack.h"
 #include "strided/dtype.h"
+#include "strided/driver.h"
 #include "strided/interface.h"
 #include "strided/layout.h"
 #include "strided/resource.h"

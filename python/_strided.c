@@ -132,20 +132,64 @@ static PyObject *module_copy_plan(PyObject *module, PyObject *const *args, Py_ss
 
 static PyMethodDef module_functions[] = {
     {"copy_plan", (PyCFunction)(void (*)(void))module_copy_plan, METH_FASTCALL,
-     "copy_plan(dst, src)\n--\n\nThe plan of a copy of src into dst (StridedLayouts or "
-     "StridedMemoryViews): a dict with the kernel's name ('nothing', 'contiguous', "
-     "'rows', 'transpose', 'broadcast', 'gather'), the normalised shape and strides in "
-     "elements, the offsets and the itemsize."},
+     "copy_plan(dst, src, /)\n"
+     "--\n"
+     "\n"
+     "The plan of a copy of src into dst: which kernel it runs, on what.\n"
+     "\n"
+     "Both layouts are normalised together, as a copy does: src is broadcast to\n"
+     "dst's shape, extent-1 axes are dropped, axes on which dst steps backwards\n"
+     "are flipped on both sides, the axes are ordered by dst's strides (the\n"
+     "fastest last), and neighbours contiguous on both sides are merged. No\n"
+     "memory is looked at.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "dst : StridedLayout or StridedMemoryView\n"
+     "    The destination (a view stands for its layout).\n"
+     "src : StridedLayout or StridedMemoryView\n"
+     "    The source, broadcast to dst's shape.\n"
+     "\n"
+     "Returns\n"
+     "-------\n"
+     "dict\n"
+     "    ``kernel`` ('nothing', 'contiguous', 'rows', 'transpose', 'broadcast'\n"
+     "    or 'gather'), ``ndim``, ``itemsize``, ``volume``, ``shape``,\n"
+     "    ``dst_strides`` and ``src_strides`` (in elements, the fastest axis\n"
+     "    last), ``dst_offset`` and ``src_offset`` (in elements, from each\n"
+     "    side's element 0), and ``src_unit_axis`` (the axis where a transpose's\n"
+     "    source has stride 1, else -1).\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If there are not two arguments, or one is neither a StridedLayout nor a\n"
+     "    StridedMemoryView.\n"
+     "ValueError\n"
+     "    If the itemsizes differ, src cannot be broadcast to dst's shape, or\n"
+     "    two elements of dst may share an address.\n"
+     "\n"
+     "Examples\n"
+     "--------\n"
+     ">>> import strided\n"
+     ">>> dst = strided.StridedLayout.dense((3, 4), 4)\n"
+     ">>> src = strided.StridedLayout.dense((4, 3), 4).permuted((1, 0))\n"
+     ">>> plan = strided.copy_plan(dst, src)\n"
+     ">>> plan[\"kernel\"], plan[\"shape\"], plan[\"src_strides\"]\n"
+     "('transpose', (3, 4), (1, 3))"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "strided._strided",
-    .m_doc = "The C core of strided: layouts, buffers, memory resources and views.",
+    .m_doc = "The C core of strided: layouts, buffers, memory resources and views.\n"
+             "\n"
+             "Its names are exported by the strided package, which is what to import.",
     .m_size = -1,
 };
 
+int strided_py_add_info_functions(PyObject *module); /* info.c */
 PyMODINIT_FUNC PyInit__strided(void);
 
 PyMODINIT_FUNC PyInit__strided(void)
@@ -159,7 +203,7 @@ PyMODINIT_FUNC PyInit__strided(void)
         PyModule_AddIntConstant(module, "MAX_NDIM", STRIDED_MAX_NDIM) < 0 ||
         strided_py_init_hold_type() < 0 || strided_py_add_layout_type(module) < 0 ||
         strided_py_add_resource_types(module) < 0 || strided_py_add_buffer_type(module) < 0 ||
-        strided_py_add_view_type(module) < 0 ||
+        strided_py_add_view_type(module) < 0 || strided_py_add_info_functions(module) < 0 ||
         PyModule_AddFunctions(module, module_functions) < 0) {
         Py_DECREF(module);
         return NULL;

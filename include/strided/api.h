@@ -5,14 +5,16 @@
  * marked STRIDED_API are exported from the shared library. Code that links the
  * static library defines STRIDED_STATIC (CMake does this through the
  * strided::static target), which makes STRIDED_API expand to nothing.
+ *
+ * The version these headers belong to, STRIDED_VERSION_MAJOR, _MINOR, _PATCH
+ * and STRIDED_VERSION_STRING ("MAJOR.MINOR.PATCH"), comes from
+ * strided/version.h, which the build generates from the file VERSION and
+ * installs beside this header.
  */
 #ifndef STRIDED_API_H
 #define STRIDED_API_H
 
-#define STRIDED_VERSION_MAJOR 0
-#define STRIDED_VERSION_MINOR 1
-#define STRIDED_VERSION_PATCH 0
-#define STRIDED_VERSION_STRING "0.1.0"
+#include "strided/version.h"
 
 #if defined(STRIDED_STATIC)
 #define STRIDED_API

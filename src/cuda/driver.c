@@ -62,6 +62,7 @@ static const entry entries[] = {
     ENTRY(cuGetErrorString),
     ENTRY(cuDeviceGetCount),
     ENTRY(cuDeviceGet),
+    ENTRY(cuDeviceGetName),
     ENTRY(cuDeviceGetAttribute),
     ENTRY(cuDevicePrimaryCtxRetain),
     ENTRY(cuCtxGetCurrent),

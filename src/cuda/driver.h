@@ -30,6 +30,7 @@ typedef struct strided__driver {
     CUresult (*cuGetErrorString)(CUresult, const char **);
     CUresult (*cuDeviceGetCount)(int *);
     CUresult (*cuDeviceGet)(CUdevice *, int);
+    CUresult (*cuDeviceGetName)(char *, int, CUdevice);
     CUresult (*cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
     CUresult (*cuCtxGetCurrent)(CUcontext *);

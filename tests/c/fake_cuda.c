@@ -87,6 +87,9 @@ FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVe
 #define MAX_DEVICES 64
 #define ALIGNMENT 256
 #define FAKE_MULTIPROCESSORS 132 /* as an H200 */
+#define FAKE_DEVICE_NAME "Fake CUDA Device"
+#define FAKE_CC_MAJOR 9 /* compute capability 9.0, as an H200 */
+#define FAKE_CC_MINOR 0
 
 /* The opaque driver objects. */
 struct CUctx_st {
@@ -127,6 +130,7 @@ __attribute__((constructor)) static void number_devices(void)
     X(cuGetErrorString)         \
     X(cuDeviceGetCount)         \
     X(cuDeviceGet)              \
+    X(cuDeviceGetName)          \
     X(cuDeviceGetAttribute)     \
     X(cuDevicePrimaryCtxRetain) \
     X(cuCtxGetCurrent)          \
@@ -555,6 +559,22 @@ static CUresult fake_cuDeviceGet(CUdevice *dev, int ordinal)
     return CUDA_SUCCESS;
 }
 
+/* Every device has the same name, truncated to len - 1 characters as the
+ * driver truncates it. */
+static CUresult fake_cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    BEGIN_INITIALIZED(cuDeviceGetName);
+    if (name == NULL || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool ok = valid_device(dev);
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_DEVICE;
+    snprintf(name, (size_t)len, "%s", FAKE_DEVICE_NAME);
+    return CUDA_SUCCESS;
+}
+
 static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr, CUdevice dev)
 {
     BEGIN_INITIALIZED(cuDeviceGetAttribute);
@@ -570,6 +590,8 @@ static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr, C
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: *value = pageable; break;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *value = pools_ok; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = FAKE_MULTIPROCESSORS; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = FAKE_CC_MAJOR; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = FAKE_CC_MINOR; break;
     case CU_DEVICE_ATTRIBUTE_MAX_PITCH: *value = pitch; break;
     case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID:
         pthread_mutex_lock(&lock);
@@ -1578,6 +1600,7 @@ static const symbol symbols[] = {
     SYMBOL(cuGetErrorString, 6000),
     SYMBOL(cuDeviceGetCount, 2000),
     SYMBOL(cuDeviceGet, 2000),
+    SYMBOL(cuDeviceGetName, 2000),
     SYMBOL(cuDeviceGetAttribute, 2000),
     SYMBOL(cuDevicePrimaryCtxRetain, 7000),
     SYMBOL(cuCtxGetCurrent, 4000),
