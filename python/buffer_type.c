@@ -822,13 +822,18 @@ static PyObject *buffer_repr(BufferObject *self)
 
 static PyGetSetDef buffer_getset[] = {
     {"handle", (getter)get_handle, NULL,
-     "The address of the memory as an int (the host address for pinned "
-     "memory). Like every property but is_closed, it raises RuntimeError "
-     "after close().",
+     "The address of the memory, an int.\n"
+     "\n"
+     "The host address for pinned memory. Like every property but is_closed, it\n"
+     "raises RuntimeError once the Buffer is closed.",
      NULL},
-    {"size", (getter)get_size, NULL, "The size in bytes.", NULL},
+    {"size", (getter)get_size, NULL, "The size of the memory in bytes.", NULL},
     {"device_id", (getter)get_device_id, NULL,
-     "The device the memory belongs to, -1 for memory not bound to a device.", NULL},
+     "The device the memory belongs to.\n"
+     "\n"
+     "-1 for memory bound to no device (host memory, and pinned memory from the\n"
+     "host's pool).",
+     NULL},
     {"is_device_accessible", (getter)get_is_device_accessible, NULL,
      "Whether a CUDA device can read and write the memory.", NULL},
     {"is_host_accessible", (getter)get_is_host_accessible, NULL,
@@ -836,11 +841,16 @@ static PyGetSetDef buffer_getset[] = {
     {"is_managed", (getter)get_is_managed, NULL,
      "Whether the memory is CUDA managed (unified) memory.", NULL},
     {"memory_resource", (getter)get_memory_resource, NULL,
-     "The memory resource that frees the memory, or None.", NULL},
-    {"owner", (getter)get_owner, NULL, "The object kept alive for the memory, or None.", NULL},
-    {"is_closed", (getter)get_is_closed, NULL, "Whether close() has been called.", NULL},
+     "The memory resource that frees the memory, or None.\n"
+     "\n"
+     "None for memory that is wrapped (from_handle with owner) or borrowed.",
+     NULL},
+    {"owner", (getter)get_owner, NULL,
+     "The object from_handle keeps alive for the memory, or None.", NULL},
+    {"is_closed", (getter)get_is_closed, NULL,
+     "Whether close() has been called (also by a with block).", NULL},
     {"is_mapped", (getter)get_is_mapped, NULL,
-     "Whether the memory was imported through IPC (never, in strided).", NULL},
+     "Whether the memory was imported through IPC: never, in strided.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -848,58 +858,303 @@ static PyGetSetDef buffer_getset[] = {
 
 static PyMethodDef buffer_methods[] = {
     {"from_handle", (PyCFunction)(void (*)(void))buffer_from_handle, KW | METH_STATIC,
-     "from_handle(ptr, size, mr=None, owner=None, *, stream=None)\n--\n\n"
-     "A Buffer over existing memory at ptr (anything int() accepts) of size "
-     "bytes.\n\n"
-     "With mr, the Buffer owns the memory: mr.deallocate(ptr, size, "
-     "stream=...) is called once, when the last holder of the memory lets go; "
-     "stream is the deallocation stream. With owner, owner is kept alive until "
-     "then and nothing is freed. With neither, the memory is borrowed: the "
-     "caller keeps it alive while the Buffer is used. mr and owner exclude "
-     "each other."},
+     "from_handle(ptr, size, mr=None, owner=None, *, stream=None)\n"
+     "--\n"
+     "\n"
+     "A Buffer over memory that exists already.\n"
+     "\n"
+     "The CUDA driver says what kind of memory it is (without a driver: host\n"
+     "memory). With mr the Buffer owns the memory, with owner it keeps an object\n"
+     "alive, with neither it borrows the memory.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "ptr : int\n"
+     "    The address of the memory (any integer-like object but a float).\n"
+     "size : int\n"
+     "    Its size in bytes.\n"
+     "mr : MemoryResource, optional\n"
+     "    The resource that owns the memory (or any object with deallocate(),\n"
+     "    is_host_accessible and is_device_accessible; is_managed and device_id\n"
+     "    are read too when it has them): ``mr.deallocate(ptr, size,\n"
+     "    stream=...)`` is called once, when the last holder of the memory lets\n"
+     "    go, on whichever thread that is.\n"
+     "owner : object, optional\n"
+     "    An object kept alive until then; nothing is freed. Without mr and\n"
+     "    owner the caller keeps the memory alive while the Buffer and its views\n"
+     "    are in use.\n"
+     "stream : int or object with ``__cuda_stream__``, optional\n"
+     "    With mr only: the deallocation stream (None: the legacy default\n"
+     "    stream).\n"
+     "\n"
+     "Returns\n"
+     "-------\n"
+     "Buffer\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If ptr or size is not an integer, mr is not a memory resource, stream\n"
+     "    is not a stream, or more than 4 arguments are given by position.\n"
+     "ValueError\n"
+     "    If both mr and owner are given, stream is given without mr, or the\n"
+     "    range of addresses wraps past the top of the address space.\n"
+     "OverflowError\n"
+     "    If ptr or size is negative or too large.\n"
+     "RuntimeError\n"
+     "    If the CUDA driver fails to say what the memory is.\n"
+     "\n"
+     "Examples\n"
+     "--------\n"
+     ">>> import numpy as np\n"
+     ">>> a = np.arange(4, dtype=np.uint8)\n"
+     ">>> buf = strided.Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)\n"
+     ">>> buf.owner is a, buf.size, buf.memory_resource\n"
+     "(True, 4, None)"},
     {"close", (PyCFunction)(void (*)(void))buffer_close, KW,
-     "close(stream=None)\n--\n\n"
-     "Drop this Buffer's hold on the memory; it is released when the last "
-     "holder (views, exported tensors) lets go. A stream given replaces the "
-     "deallocation stream first. Does nothing when already closed."},
+     "close($self, /, stream=None)\n"
+     "--\n"
+     "\n"
+     "Drop this Buffer's hold on the memory.\n"
+     "\n"
+     "The memory is released when its last holder (this Buffer, the views made\n"
+     "from it, exported DLPack tensors) lets go. Closing a closed Buffer does\n"
+     "nothing.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "stream : int or object with ``__cuda_stream__``, optional\n"
+     "    A new deallocation stream, for memory a resource frees; ignored for\n"
+     "    other memory and when the Buffer is closed already.\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If stream is not a stream.\n"
+     "\n"
+     "Examples\n"
+     "--------\n"
+     ">>> buf = strided.HostMemoryResource().allocate(16)\n"
+     ">>> buf.close()\n"
+     ">>> buf.is_closed\n"
+     "True"},
     {"set_deallocation_stream", (PyCFunction)buffer_set_deallocation_stream, METH_O,
-     "set_deallocation_stream(stream)\n--\n\n"
-     "Set the stream on which a resource-owned Buffer is freed. Nothing is "
-     "synchronized: order every use of the memory before that stream reaches "
-     "the free."},
+     "set_deallocation_stream($self, stream, /)\n"
+     "--\n"
+     "\n"
+     "Set the stream on which the memory resource frees the memory.\n"
+     "\n"
+     "Nothing is synchronized: order every use of the memory before the point the\n"
+     "stream reaches the free.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "stream : int or object with ``__cuda_stream__``\n"
+     "    The stream; None is refused (pass the default stream explicitly).\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If stream is None or not a stream.\n"
+     "ValueError\n"
+     "    If the memory has no memory resource (it is wrapped or borrowed).\n"
+     "RuntimeError\n"
+     "    If the Buffer is closed."},
     {"fill", (PyCFunction)(void (*)(void))buffer_fill, KW,
-     "fill(value, *, stream)\n--\n\n"
-     "Fill the buffer with value: an int from 0 to 255 (one byte), or the 1, 2 or 4 "
-     "bytes of an object with the buffer protocol (bytes, a NumPy scalar or array), "
-     "read as a native-endian unsigned integer and repeated; the size must be a "
-     "multiple of their count. Memory a device reaches is filled on stream "
-     "(cuMemsetD8Async, D16 or D32), not complete on return; host-only memory is "
-     "filled by the host after the stream's work, and there stream may be None."},
+     "fill($self, /, value, *, stream)\n"
+     "--\n"
+     "\n"
+     "Fill the buffer with a repeated pattern of 1, 2 or 4 bytes.\n"
+     "\n"
+     "Memory a device can reach is filled on stream (cuMemsetD8Async, D16 or D32)\n"
+     "and the fill is not complete on return; host-only memory is filled by the\n"
+     "host, after the work queued on stream, and is complete on return.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "value : int or bytes-like\n"
+     "    An int from 0 to 255 (one byte), or an object with the buffer protocol\n"
+     "    (bytes, a NumPy scalar or array) of 1, 2 or 4 bytes, read as a\n"
+     "    native-endian unsigned integer.\n"
+     "stream : int or object with ``__cuda_stream__``, or None\n"
+     "    Required, by keyword. None is allowed for host-only memory only.\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If stream is missing, or None for memory a device can reach, or value\n"
+     "    has neither form.\n"
+     "OverflowError\n"
+     "    If an int value is outside 0 to 255.\n"
+     "ValueError\n"
+     "    If value has another number of bytes, or the size is not a multiple of\n"
+     "    it.\n"
+     "RuntimeError\n"
+     "    If the Buffer is closed, or the CUDA driver fails.\n"
+     "\n"
+     "Examples\n"
+     "--------\n"
+     ">>> import numpy as np\n"
+     ">>> buf = strided.HostMemoryResource().allocate(4)\n"
+     ">>> buf.fill(np.uint16(0x0102), stream=None)\n"
+     ">>> np.from_dlpack(buf).view(np.uint16).tolist()\n"
+     "[258, 258]"},
     {"copy_to", (PyCFunction)(void (*)(void))buffer_copy_to, KW,
-     "copy_to(dst=None, *, stream, options=None)\n--\n\n"
-     "Copy this buffer's bytes into dst, a Buffer of the same size (or a Buffer-like "
-     "object such as cuda.core's), and return dst. Without dst, one is allocated "
-     "from this buffer's memory_resource on stream. With memory a device reaches on "
-     "either side the copy is queued on stream (cuMemcpyAsync); between host-only "
-     "memory the host copies, and stream may be None."},
+     "copy_to($self, /, dst=None, *, stream, options=None)\n"
+     "--\n"
+     "\n"
+     "Copy this buffer's bytes into another buffer of the same size.\n"
+     "\n"
+     "With memory a device can reach on either side the copy is queued on stream\n"
+     "(cuMemcpyAsync) and is not complete on return; between host-only memory the\n"
+     "host copies, complete on return.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "dst : Buffer, optional\n"
+     "    The destination (or a Buffer-like object such as a cuda.core Buffer).\n"
+     "    Without it, one is allocated from this buffer's memory_resource, on\n"
+     "    stream.\n"
+     "stream : int or object with ``__cuda_stream__``, or None\n"
+     "    Required, by keyword. None is allowed when both sides are host-only.\n"
+     "options : None, optional\n"
+     "    cuda.core's CopyOptions are not supported.\n"
+     "\n"
+     "Returns\n"
+     "-------\n"
+     "Buffer\n"
+     "    dst, or the Buffer allocated.\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If stream is missing or None where a device is involved, or dst is not\n"
+     "    a Buffer.\n"
+     "ValueError\n"
+     "    If the sizes differ, or there is no dst and no memory_resource.\n"
+     "NotImplementedError\n"
+     "    If options are given.\n"
+     "RuntimeError\n"
+     "    If a Buffer is closed, or the CUDA driver fails.\n"
+     "\n"
+     "Examples\n"
+     "--------\n"
+     ">>> mr = strided.HostMemoryResource()\n"
+     ">>> src = mr.allocate(8)\n"
+     ">>> src.fill(1, stream=None)\n"
+     ">>> dst = src.copy_to(stream=None)\n"
+     ">>> dst.size, dst.memory_resource is mr\n"
+     "(8, True)"},
     {"copy_from", (PyCFunction)(void (*)(void))buffer_copy_from, KW,
-     "copy_from(src, *, stream, options=None)\n--\n\n"
-     "Copy the bytes of src, a Buffer of the same size (or a Buffer-like object), into "
-     "this buffer, as copy_to does."},
+     "copy_from($self, /, src, *, stream, options=None)\n"
+     "--\n"
+     "\n"
+     "Copy the bytes of another buffer of the same size into this one.\n"
+     "\n"
+     "The copy runs as copy_to's does: queued on stream when a device can reach\n"
+     "either side, by the host between host-only memory.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "src : Buffer\n"
+     "    The source (or a Buffer-like object such as a cuda.core Buffer).\n"
+     "stream : int or object with ``__cuda_stream__``, or None\n"
+     "    Required, by keyword. None is allowed when both sides are host-only.\n"
+     "options : None, optional\n"
+     "    cuda.core's CopyOptions are not supported.\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If stream is missing or None where a device is involved, or src is not\n"
+     "    a Buffer.\n"
+     "ValueError\n"
+     "    If the sizes differ.\n"
+     "NotImplementedError\n"
+     "    If options are given.\n"
+     "RuntimeError\n"
+     "    If a Buffer is closed, or the CUDA driver fails.\n"
+     "\n"
+     "Examples\n"
+     "--------\n"
+     ">>> import numpy as np\n"
+     ">>> mr = strided.HostMemoryResource()\n"
+     ">>> a, b = mr.allocate(4), mr.allocate(4)\n"
+     ">>> a.fill(9, stream=None)\n"
+     ">>> b.copy_from(a, stream=None)\n"
+     ">>> np.from_dlpack(b).tolist()\n"
+     "[9, 9, 9, 9]"},
     {"__dlpack__", (PyCFunction)(void (*)(void))buffer_dunder_dlpack, KW,
-     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
-     "The buffer's bytes as a DLPack capsule of a 1-D int8 tensor of size elements "
-     "(versioned when max_version is at least (1, 0)). The tensor holds the memory "
-     "until its consumer lets go; stream is not used."},
+     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n"
+     "--\n"
+     "\n"
+     "The buffer's bytes as a DLPack capsule of a 1-d int8 tensor.\n"
+     "\n"
+     "The tensor has size elements and holds the memory until its consumer lets\n"
+     "go. There is no work of the buffer's own to order, so stream is not used.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "stream : int, optional\n"
+     "    The consumer's stream (not used).\n"
+     "max_version : tuple of two ints, optional\n"
+     "    The newest DLPack version the consumer takes: a versioned capsule\n"
+     "    (``\"dltensor_versioned\"``) when it is at least ``(1, 0)``, else a\n"
+     "    legacy one (``\"dltensor\"``).\n"
+     "dl_device : None, optional\n"
+     "    Only None: the memory stays where it is.\n"
+     "copy : bool, optional\n"
+     "    Only None or False: the tensor is the memory itself.\n"
+     "\n"
+     "Returns\n"
+     "-------\n"
+     "PyCapsule\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If an argument is given by position, or max_version is not a tuple.\n"
+     "BufferError\n"
+     "    If dl_device is given, copy is True, or max_version is not a pair.\n"
+     "RuntimeError\n"
+     "    If the Buffer is closed."},
     {"__dlpack_device__", (PyCFunction)buffer_dunder_dlpack_device, METH_NOARGS,
-     "__dlpack_device__()\n--\n\n"
-     "(device_type, device_id) of the memory: (13, 0) managed, (2, id) device-only, "
-     "(3, 0) reached by host and device, (1, 0) host-only."},
-    {"__enter__", (PyCFunction)buffer_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)buffer_exit, METH_VARARGS, "close() on leaving."},
-    {"__buffer__", (PyCFunction)buffer_dunder_buffer, METH_VARARGS, "Not implemented yet."},
+     "__dlpack_device__($self, /)\n"
+     "--\n"
+     "\n"
+     "The DLPack device of the memory.\n"
+     "\n"
+     "Returns\n"
+     "-------\n"
+     "tuple of two ints\n"
+     "    ``(device_type, device_id)``: ``(1, 0)`` for host-only memory, ``(2,\n"
+     "    id)`` for device memory, ``(3, 0)`` for memory the host and devices\n"
+     "    reach (pinned), ``(13, 0)`` for managed memory.\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "RuntimeError\n"
+     "    If the Buffer is closed."},
+    {"__enter__", (PyCFunction)buffer_enter, METH_NOARGS,
+     "__enter__($self, /)\n"
+     "--\n"
+     "\n"
+     "Return the Buffer itself, to be closed on leaving the with block."},
+    {"__exit__", (PyCFunction)buffer_exit, METH_VARARGS,
+     "__exit__($self, *args)\n"
+     "--\n"
+     "\n"
+     "Close the Buffer (close()); an exception passes on."},
+    {"__buffer__", (PyCFunction)buffer_dunder_buffer, METH_VARARGS,
+     "__buffer__($self, *args)\n"
+     "--\n"
+     "\n"
+     "Not implemented yet: raises NotImplementedError."},
     {"__release_buffer__", (PyCFunction)buffer_dunder_release_buffer, METH_VARARGS,
-     "Not implemented yet."},
+     "__release_buffer__($self, *args)\n"
+     "--\n"
+     "\n"
+     "Not implemented yet: raises NotImplementedError."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -909,14 +1164,32 @@ static PyTypeObject BufferType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided.Buffer",
     /* clang-format on */
-    .tp_doc = "Memory of any kind (host, pinned, device, managed): an address, a "
-              "size in bytes, and how the memory is released.\n\n"
-              "Made by MemoryResource.allocate() or Buffer.from_handle(), not "
-              "directly. Usable as a context manager that closes it. Where a "
-              "Buffer is taken (copy_to, copy_from, StridedMemoryView.from_buffer), "
-              "any object with an int handle and size, is_host_accessible and "
-              "is_device_accessible (a cuda.core Buffer) is taken too: its memory "
-              "is used in place, kept alive and never freed.",
+    .tp_doc = "Memory of any kind (host, pinned, device, managed) and how it is released.\n"
+              "\n"
+              "A Buffer is an address, a size in bytes and a reference to the memory, made\n"
+              "by MemoryResource.allocate() or Buffer.from_handle(), never directly\n"
+              "(``Buffer()`` raises RuntimeError). It holds the memory until close(), or\n"
+              "until it is garbage collected; views and exported DLPack tensors hold the\n"
+              "memory too, so it is released when the last holder lets go. A Buffer is a\n"
+              "context manager that closes it on exit. Buffers are equal when they have\n"
+              "the same address and size, and hash alike then. The class is cuda.core's\n"
+              "``Buffer``.\n"
+              "\n"
+              "Where a Buffer is taken (copy_to, copy_from, StridedMemoryView.from_buffer)\n"
+              "any object with an int handle and size, is_host_accessible and\n"
+              "is_device_accessible (a cuda.core Buffer) is taken too: its memory is used\n"
+              "in place, kept alive and never freed.\n"
+              "\n"
+              "Examples\n"
+              "--------\n"
+              ">>> import numpy as np\n"
+              ">>> import strided\n"
+              ">>> with strided.HostMemoryResource().allocate(4) as buf:\n"
+              "...     buf.fill(7, stream=None)\n"
+              "...     print(buf.size, np.from_dlpack(buf))\n"
+              "4 [7 7 7 7]\n"
+              ">>> buf.is_closed\n"
+              "True",
     .tp_basicsize = sizeof(BufferObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = buffer_new,

@@ -367,27 +367,80 @@ static void resource_dealloc(ResourceObject *self)
 
 static PyMethodDef base_methods[] = {
     {"allocate", (PyCFunction)(void (*)(void))base_allocate, KW,
-     "allocate(size, stream=None)\n--\n\n"
-     "Allocate size bytes on stream and return them as a Buffer whose "
-     "memory_resource is this resource (typically "
-     "Buffer.from_handle(ptr, size, mr=self))."},
+     "allocate($self, /, size, stream=None)\n"
+     "--\n"
+     "\n"
+     "Allocate memory and return it as a Buffer; implemented by subclasses.\n"
+     "\n"
+     "A subclass typically allocates size bytes and returns\n"
+     "``Buffer.from_handle(ptr, size, mr=self)``, so that deallocate() frees\n"
+     "them when the last holder of the memory lets go.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "size : int\n"
+     "    The number of bytes.\n"
+     "stream : int or object with ``__cuda_stream__``, optional\n"
+     "    The stream that orders the allocation, and the Buffer's deallocation\n"
+     "    stream: None (the legacy default stream), an int handle, or an object\n"
+     "    with ``__cuda_stream__`` (a cuda.core Stream).\n"
+     "\n"
+     "Returns\n"
+     "-------\n"
+     "Buffer\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    Always, in this base class."},
     {"deallocate", (PyCFunction)(void (*)(void))base_deallocate, KW,
-     "deallocate(ptr, size, stream=None)\n--\n\n"
-     "Free memory that allocate() made. A Buffer calls it exactly once, when "
-     "the last holder of its memory lets go, on whichever thread that is; "
-     "stream is the deallocation stream (None: the legacy default stream). "
-     "Exceptions become warnings."},
+     "deallocate($self, /, ptr, size, stream=None)\n"
+     "--\n"
+     "\n"
+     "Free memory that allocate() made; implemented by subclasses.\n"
+     "\n"
+     "A Buffer made with ``mr=self`` calls it exactly once, as\n"
+     "``deallocate(ptr, size, stream=...)``, when the last holder of its memory\n"
+     "lets go, on whichever thread that is; an exception it raises becomes a\n"
+     "RuntimeWarning.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "ptr : int\n"
+     "    The address allocate() gave.\n"
+     "size : int\n"
+     "    The number of bytes.\n"
+     "stream : int, optional\n"
+     "    The deallocation stream: None (the legacy default stream) or an int\n"
+     "    handle (a cuda.core Stream for cuda.core's resources).\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    Always, in this base class."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef base_getset[] = {
-    {"device_id", base_get_device_id, NULL, "The device the memory belongs to, -1 for none.", NULL},
+    {"device_id", base_get_device_id, NULL,
+     "The device the memory belongs to, -1 for none.\n"
+     "\n"
+     "Raises TypeError in this base class: a subclass implements it.",
+     NULL},
     {"is_device_accessible", base_get_is_device_accessible, NULL,
-     "Whether a CUDA device can reach the memory.", NULL},
+     "Whether a CUDA device can reach the memory.\n"
+     "\n"
+     "Raises TypeError in this base class: a subclass implements it.",
+     NULL},
     {"is_host_accessible", base_get_is_host_accessible, NULL,
-     "Whether the host can reach the memory.", NULL},
+     "Whether the host can reach the memory.\n"
+     "\n"
+     "Raises TypeError in this base class: a subclass implements it.",
+     NULL},
     {"is_managed", base_get_is_managed, NULL,
-     "Whether the memory is CUDA managed memory (default False).", NULL},
+     "Whether the memory is CUDA managed memory (False unless a subclass says\n"
+     "otherwise).",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -397,12 +450,38 @@ static PyTypeObject ResourceType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided.MemoryResource",
     /* clang-format on */
-    .tp_doc = "The interface of memory resources: allocate(size, stream=None), "
-              "deallocate(ptr, size, stream=None), device_id, "
-              "is_device_accessible, is_host_accessible and is_managed.\n\n"
-              "Subclass it (or write any class with these members) to give "
-              "memory to Buffer.from_handle(ptr, size, mr=...); the properties "
-              "are read once, when the Buffer is made.",
+    .tp_doc = "The interface of memory resources, and the base class of the built-in ones.\n"
+              "\n"
+              "A memory resource allocates Buffers: allocate(size, stream=None),\n"
+              "deallocate(ptr, size, stream=None), and the properties device_id,\n"
+              "is_device_accessible, is_host_accessible and is_managed. The methods and\n"
+              "properties of this class raise TypeError (is_managed is False): a subclass\n"
+              "implements them. Subclass it (or write any class with these members) to\n"
+              "give memory to ``Buffer.from_handle(ptr, size, mr=...)``, or to serve the\n"
+              "temporaries of StridedMemoryView.copy_from; the properties are read once,\n"
+              "when the Buffer is made. The class is cuda.core's ``MemoryResource``.\n"
+              "\n"
+              "Examples\n"
+              "--------\n"
+              ">>> import numpy as np\n"
+              ">>> import strided\n"
+              ">>> class NumpyResource(strided.MemoryResource):\n"
+              "...     is_host_accessible, is_device_accessible, device_id = True, False, -1\n"
+              "...     def __init__(self):\n"
+              "...         self.arrays = {}\n"
+              "...     def allocate(self, size, stream=None):\n"
+              "...         a = np.empty(size, np.uint8)\n"
+              "...         self.arrays[a.ctypes.data] = a\n"
+              "...         return strided.Buffer.from_handle(a.ctypes.data, size, mr=self)\n"
+              "...     def deallocate(self, ptr, size, stream=None):\n"
+              "...         del self.arrays[ptr]\n"
+              ">>> mr = NumpyResource()\n"
+              ">>> buf = mr.allocate(16)\n"
+              ">>> len(mr.arrays), buf.memory_resource is mr\n"
+              "(1, True)\n"
+              ">>> buf.close()\n"
+              ">>> len(mr.arrays)\n"
+              "0",
     .tp_basicsize = sizeof(ResourceObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_new = PyType_GenericNew,
@@ -636,15 +715,17 @@ static PyObject *attributes_repr(AttributesObject *self)
 
 static PyGetSetDef attributes_getset[] = {
     ATTRIBUTE(reuse_follow_event_dependencies,
-              "Allow memory to be reused when there are event dependencies between streams."),
-    ATTRIBUTE(reuse_allow_opportunistic, "Allow reuse of completed frees without dependencies."),
+              "Whether memory may be reused when there are event dependencies between streams."),
+    ATTRIBUTE(reuse_allow_opportunistic,
+              "Whether the frees of completed work may be reused without dependencies."),
     ATTRIBUTE(reuse_allow_internal_dependencies,
-              "Allow insertion of new stream dependencies for memory reuse."),
-    ATTRIBUTE(release_threshold, "Amount of reserved memory to hold before OS release."),
-    ATTRIBUTE(reserved_mem_current, "Current amount of backing memory allocated."),
-    ATTRIBUTE(reserved_mem_high, "High watermark of backing memory allocated."),
-    ATTRIBUTE(used_mem_current, "Current amount of memory in use."),
-    ATTRIBUTE(used_mem_high, "High watermark of memory in use."),
+              "Whether new stream dependencies may be inserted for memory reuse."),
+    ATTRIBUTE(release_threshold,
+              "The bytes of reserved memory the pool keeps before releasing it to the system."),
+    ATTRIBUTE(reserved_mem_current, "The bytes of backing memory the pool holds now."),
+    ATTRIBUTE(reserved_mem_high, "The high-water mark of the backing memory, in bytes."),
+    ATTRIBUTE(used_mem_current, "The bytes allocated from the pool and not freed."),
+    ATTRIBUTE(used_mem_high, "The high-water mark of the memory in use, in bytes."),
     {NULL, NULL, NULL, NULL, NULL},
 };
 #undef ATTRIBUTE
@@ -655,8 +736,11 @@ static PyTypeObject AttributesType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "strided._MemPoolAttributes",
     /* clang-format on */
-    .tp_doc = "The attributes of a memory resource's pool (cuMemPoolGetAttribute), read "
-              "at every access; reading them from a closed resource raises RuntimeError.",
+    .tp_doc = "The attributes of a memory resource's pool (``resource.attributes``).\n"
+              "\n"
+              "Each property is read from the driver (cuMemPoolGetAttribute) when it is\n"
+              "accessed; reading one from a closed resource raises RuntimeError. Made by\n"
+              "the pool resources, not directly.",
     .tp_basicsize = sizeof(AttributesObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = attributes_new,
@@ -911,33 +995,134 @@ static PyObject *managed_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 
 static PyMethodDef builtin_methods[] = {
     {"allocate", (PyCFunction)(void (*)(void))resource_allocate, KW,
-     "allocate(size, stream=None)\n--\n\n"
-     "A new Buffer of size bytes from this resource; stream (None: the legacy "
-     "default stream, an int handle, or an object with __cuda_stream__) "
-     "orders the allocation and becomes the Buffer's deallocation stream."},
+     "allocate($self, /, size, stream=None)\n"
+     "--\n"
+     "\n"
+     "A new Buffer of size bytes from this resource.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "size : int\n"
+     "    The number of bytes (0 gives an empty Buffer).\n"
+     "stream : int or object with ``__cuda_stream__``, optional\n"
+     "    The stream that orders the allocation, and the Buffer's deallocation\n"
+     "    stream: None (the legacy default stream), an int handle, or an object\n"
+     "    with ``__cuda_stream__`` (a cuda.core Stream).\n"
+     "\n"
+     "Returns\n"
+     "-------\n"
+     "Buffer\n"
+     "    The Buffer, whose memory_resource is this resource.\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If size is not an integer, or stream is not a stream.\n"
+     "OverflowError\n"
+     "    If size is negative or too large.\n"
+     "MemoryError\n"
+     "    If the memory cannot be allocated.\n"
+     "RuntimeError\n"
+     "    If the CUDA driver fails.\n"
+     "\n"
+     "Examples\n"
+     "--------\n"
+     ">>> buf = strided.HostMemoryResource().allocate(1024)\n"
+     ">>> buf.size, buf.is_host_accessible, buf.is_device_accessible\n"
+     "(1024, True, False)"},
     {"deallocate", (PyCFunction)(void (*)(void))resource_deallocate, KW,
-     "deallocate(ptr, size, stream=None)\n--\n\n"
-     "Free memory this resource allocated and no Buffer holds."},
+     "deallocate($self, /, ptr, size, stream=None)\n"
+     "--\n"
+     "\n"
+     "Free memory that this resource allocated and no Buffer holds.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "ptr : int\n"
+     "    The address of the memory.\n"
+     "size : int\n"
+     "    Its size in bytes.\n"
+     "stream : int or object with ``__cuda_stream__``, optional\n"
+     "    The stream to free it on (None: the legacy default stream).\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If an argument is not an integer, or stream is not a stream.\n"
+     "OverflowError\n"
+     "    If ptr or size is negative or too large."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyMethodDef pool_methods[] = {
     {"allocate", (PyCFunction)(void (*)(void))resource_allocate, KW,
-     "allocate(size, stream=None)\n--\n\n"
-     "A new Buffer of size bytes from this resource; stream (None: the legacy "
-     "default stream, an int handle, or an object with __cuda_stream__) "
-     "orders the allocation and becomes the Buffer's deallocation stream. "
-     "RuntimeError once the resource is closed."},
+     "allocate($self, /, size, stream=None)\n"
+     "--\n"
+     "\n"
+     "A new Buffer of size bytes from this resource, in stream order.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "size : int\n"
+     "    The number of bytes (0 gives an empty Buffer).\n"
+     "stream : int or object with ``__cuda_stream__``, optional\n"
+     "    The stream that orders the allocation, and the Buffer's deallocation\n"
+     "    stream: None (the legacy default stream), an int handle, or an object\n"
+     "    with ``__cuda_stream__`` (a cuda.core Stream).\n"
+     "\n"
+     "Returns\n"
+     "-------\n"
+     "Buffer\n"
+     "    The Buffer, whose memory_resource is this resource.\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If size is not an integer, or stream is not a stream.\n"
+     "OverflowError\n"
+     "    If size is negative or too large.\n"
+     "MemoryError\n"
+     "    If the memory cannot be allocated.\n"
+     "RuntimeError\n"
+     "    If the resource is closed, or the CUDA driver fails."},
     {"deallocate", (PyCFunction)(void (*)(void))resource_deallocate, KW,
-     "deallocate(ptr, size, stream=None)\n--\n\n"
-     "Free memory this resource allocated and no Buffer holds; also after "
-     "close()."},
+     "deallocate($self, /, ptr, size, stream=None)\n"
+     "--\n"
+     "\n"
+     "Free memory that this resource allocated and no Buffer holds.\n"
+     "\n"
+     "Works after close() too.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "ptr : int\n"
+     "    The address of the memory.\n"
+     "size : int\n"
+     "    Its size in bytes.\n"
+     "stream : int or object with ``__cuda_stream__``, optional\n"
+     "    The stream to free it on (None: the legacy default stream).\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "TypeError\n"
+     "    If an argument is not an integer, or stream is not a stream.\n"
+     "OverflowError\n"
+     "    If ptr or size is negative or too large."},
     {"close", (PyCFunction)resource_close, METH_NOARGS,
-     "close()\n--\n\n"
-     "Allocate nothing more; destroy the pool if this resource owns it (the "
-     "driver frees its memory once the last Buffer allocated from it is "
-     "freed). Buffers allocated before stay valid. Closing again does "
-     "nothing."},
+     "close($self, /)\n"
+     "--\n"
+     "\n"
+     "Allocate nothing more, and destroy the pool if this resource owns it.\n"
+     "\n"
+     "The driver frees the pool's memory once the last Buffer allocated from it\n"
+     "is freed: Buffers allocated before stay valid. Closing a closed resource\n"
+     "does nothing.\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "RuntimeError\n"
+     "    If the driver fails to destroy the pool (the resource is closed all the\n"
+     "    same)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -965,19 +1150,24 @@ static PyMethodDef pool_methods[] = {
 #define POOL_GETSET                                                                              \
     GETTER("is_closed", get_is_closed, "Whether close() was called."),                           \
         GETTER("is_handle_owned", get_is_handle_owned,                                           \
-               "Whether this resource created its pool and destroys it; False "                  \
-               "once closed."),                                                                  \
+               "Whether this resource created its pool and destroys it; False once closed."),    \
         GETTER("handle", get_handle,                                                             \
-               "The pool (a CUmemoryPool) as an int; 0 without a pool and once "                 \
-               "closed."),                                                                       \
+               "The pool (a CUmemoryPool) as an int.\n"                                          \
+               "\n"                                                                              \
+               "0 for a resource that allocates without a pool, and once closed."),              \
         GETTER("attributes", get_attributes,                                                     \
-               "The pool's attributes (_MemPoolAttributes). RuntimeError once "                  \
-               "closed, NotImplementedError for a resource without a pool."),                    \
-        CONSTANT("is_ipc_enabled", Py_False, "False: IPC-enabled pools are not supported yet."), \
-        CONSTANT("is_mapped", Py_False, "False: no pool is imported from another process."),     \
-        CONSTANT("uuid", Py_None, "None: the pool is not IPC-enabled."),                         \
+               "The pool's attributes, a _MemPoolAttributes.\n"                                  \
+               "\n"                                                                              \
+               "Raises RuntimeError once the resource is closed, NotImplementedError for a\n"    \
+               "resource that allocates without a pool."),                                       \
+        CONSTANT("is_ipc_enabled", Py_False,                                                     \
+                 "Whether the pool's memory can be shared with other processes: always False."), \
+        CONSTANT("is_mapped", Py_False,                                                          \
+                 "Whether the pool was imported from another process: always False."),           \
+        CONSTANT("uuid", Py_None,                                                                \
+                 "The pool's IPC identity: always None (the pool is not IPC-enabled)."),         \
         RAISES("allocation_handle", "Memory resource is not IPC-enabled",                        \
-               "RuntimeError: the pool is not IPC-enabled.")
+               "The pool's IPC handle: raises RuntimeError, since the pool is not IPC-enabled.")
 
 #define END_GETSET                   \
     {                                \
@@ -991,7 +1181,7 @@ static PyGetSetDef host_getset[] = {RESOURCE_GETSET(DEVICE_ID), END_GETSET};
 /* cuda.core's LegacyPinnedMemoryResource is bound to no device. */
 static PyGetSetDef legacy_pinned_getset[] = {
     RESOURCE_GETSET(RAISES("device_id", "a pinned memory resource is not bound to any GPU",
-                           "RuntimeError: the memory is bound to no device.")),
+                           "Raises RuntimeError: the memory is bound to no device.")),
     END_GETSET};
 static PyGetSetDef device_getset[] = {RESOURCE_GETSET(DEVICE_ID), POOL_GETSET, END_GETSET};
 static PyGetSetDef pinned_getset[] = {
@@ -1002,8 +1192,10 @@ static PyGetSetDef pinned_getset[] = {
 static PyGetSetDef managed_getset[] = {
     RESOURCE_GETSET(DEVICE_ID), POOL_GETSET,
     GETTER("preferred_location", get_preferred_location,
-           "Where the pool's memory prefers to live: None, or (type, id) with type "
-           "'device', 'host' (id None) or 'host_numa'."),
+           "Where the pool's memory prefers to live.\n"
+           "\n"
+           "None (no preference, or no pool), or ``(type, id)``: ``('device', ordinal)``,\n"
+           "``('host', None)`` or ``('host_numa', node)``."),
     END_GETSET};
 
 /* Kept as written: clang-format would join PyVarObject_HEAD_INIT to the next line. */
@@ -1025,41 +1217,149 @@ static PyGetSetDef managed_getset[] = {
 /* clang-format on */
 
 BUILTIN_TYPE(HostType, "HostMemoryResource", host_new, builtin_methods, host_getset,
-             "HostMemoryResource(alignment=0)\n--\n\n"
-             "Pageable host memory aligned to alignment bytes (a power of two; 0 "
-             "means 64). Never touches CUDA.");
+             "HostMemoryResource(alignment=0)\n"
+             "--\n"
+             "\n"
+             "Pageable host memory, which never involves CUDA.\n"
+             "\n"
+             "Parameters\n"
+             "----------\n"
+             "alignment : int, optional\n"
+             "    The alignment of every allocation in bytes, a power of two; 0 means\n"
+             "    64.\n"
+             "\n"
+             "Raises\n"
+             "------\n"
+             "TypeError\n"
+             "    If alignment is not an integer.\n"
+             "ValueError\n"
+             "    If alignment is not a power of two.\n"
+             "OverflowError\n"
+             "    If alignment is negative or too large.\n"
+             "\n"
+             "Examples\n"
+             "--------\n"
+             ">>> import strided\n"
+             ">>> mr = strided.HostMemoryResource(alignment=256)\n"
+             ">>> buf = mr.allocate(100)\n"
+             ">>> buf.handle % 256, buf.device_id, mr.is_host_accessible\n"
+             "(0, -1, True)");
 BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new, pool_methods, pinned_getset,
-             "PinnedMemoryResource(options=None)\n--\n\n"
-             "Page-locked host memory reachable from every device; device_id is -1. "
-             "options (a PinnedMemoryResourceOptions or a dict of its fields) makes a "
-             "pinned memory pool on the host, owned by the resource, allocated from in "
-             "stream order. Without options, strided's own: cuMemHostAlloc, no pool "
-             "(cuda.core uses the driver's current host pool). Raises RuntimeError "
-             "without a CUDA driver.");
+             "PinnedMemoryResource(options=None)\n"
+             "--\n"
+             "\n"
+             "Page-locked host memory, reachable from every device.\n"
+             "\n"
+             "Without options the memory comes from cuMemHostAlloc, without a pool\n"
+             "(cuda.core uses the driver's current host pool); with options from a new\n"
+             "pinned memory pool on the host, owned by the resource and allocated from in\n"
+             "stream order. device_id is -1.\n"
+             "\n"
+             "Parameters\n"
+             "----------\n"
+             "options : PinnedMemoryResourceOptions or dict, optional\n"
+             "    The options of the pool (a dict of their fields is taken too).\n"
+             "\n"
+             "Raises\n"
+             "------\n"
+             "TypeError\n"
+             "    If options is neither, or a dict holds another field.\n"
+             "ValueError\n"
+             "    If numa_id is negative, or there is no device 0.\n"
+             "OverflowError\n"
+             "    If max_size is negative or numa_id too large.\n"
+             "NotImplementedError\n"
+             "    If ipc_enabled is true (IPC-enabled pools are not supported yet).\n"
+             "RuntimeError\n"
+             "    Without a CUDA driver, or when the driver fails.");
 BUILTIN_TYPE(LegacyPinnedType, "LegacyPinnedMemoryResource", legacy_pinned_new, builtin_methods,
              legacy_pinned_getset,
-             "LegacyPinnedMemoryResource()\n--\n\n"
-             "Page-locked host memory from cuMemAllocHost, freed with cuMemFreeHost "
-             "after synchronizing the deallocation stream. device_id raises "
-             "RuntimeError: the memory is bound to no device.");
+             "LegacyPinnedMemoryResource()\n"
+             "--\n"
+             "\n"
+             "Page-locked host memory from cuMemAllocHost.\n"
+             "\n"
+             "The memory is freed with cuMemFreeHost after the deallocation stream is\n"
+             "synchronized. It is bound to no device: device_id raises RuntimeError.\n"
+             "\n"
+             "Raises\n"
+             "------\n"
+             "RuntimeError\n"
+             "    Without a CUDA driver.");
 BUILTIN_TYPE(DeviceType, "DeviceMemoryResource", device_new, pool_methods, device_getset,
-             "DeviceMemoryResource(device_id, options=None)\n--\n\n"
-             "Device memory of device_id (an int or a Device), allocated and freed in "
-             "stream order. Without options, from the device's current memory pool "
-             "(not owned); options (a DeviceMemoryResourceOptions or a dict of its "
-             "fields) makes a new pool, owned by the resource. Raises RuntimeError "
-             "without a CUDA driver, ValueError for a device that does not exist.");
+             "DeviceMemoryResource(device_id, options=None)\n"
+             "--\n"
+             "\n"
+             "Device memory of one device, allocated and freed in stream order.\n"
+             "\n"
+             "Without options the memory comes from the device's current memory pool,\n"
+             "which the resource does not own; with options from a new pool, owned by\n"
+             "the resource (close() destroys it).\n"
+             "\n"
+             "Parameters\n"
+             "----------\n"
+             "device_id : int or Device\n"
+             "    The device's ordinal, or an object with a device_id (a cuda.core\n"
+             "    Device).\n"
+             "options : DeviceMemoryResourceOptions or dict, optional\n"
+             "    The options of a new pool (a dict of their fields is taken too).\n"
+             "\n"
+             "Raises\n"
+             "------\n"
+             "TypeError\n"
+             "    If device_id or options is neither, or a dict holds another field.\n"
+             "ValueError\n"
+             "    If the device does not exist.\n"
+             "OverflowError\n"
+             "    If max_size is negative.\n"
+             "NotImplementedError\n"
+             "    If ipc_enabled is true, or the device has no memory pools.\n"
+             "RuntimeError\n"
+             "    Without a CUDA driver, or when the driver fails.\n"
+             "\n"
+             "Examples\n"
+             "--------\n"
+             ">>> import strided\n"
+             ">>> try:\n"
+             "...     mr = strided.DeviceMemoryResource(0)\n"
+             "... except (RuntimeError, ValueError):  # no CUDA driver or device here\n"
+             "...     mr = strided.HostMemoryResource()\n"
+             ">>> mr.allocate(64).size\n"
+             "64");
 BUILTIN_TYPE(ManagedType, "ManagedMemoryResource", managed_new, pool_methods, managed_getset,
-             "ManagedMemoryResource(options=None, *, device_id=0)\n--\n\n"
-             "CUDA managed memory. options (a ManagedMemoryResourceOptions or a dict of "
-             "its fields) makes a managed memory pool with the preferred location they "
-             "say, owned by the resource; device_id is then the preferred device, or -1. "
-             "Without options, strided's own: cuMemAllocManaged (attached globally) with "
-             "device_id's primary context current, and device_id that device (cuda.core "
-             "uses the driver's current managed pool and reports -1). device_id, "
-             "strided's addition, may also come first in place of options (an int or a "
-             "Device); it is the device whose primary context the resource uses. Raises "
-             "RuntimeError without a CUDA driver.");
+             "ManagedMemoryResource(options=None, *, device_id=0)\n"
+             "--\n"
+             "\n"
+             "CUDA managed (unified) memory, which the host and every device reach.\n"
+             "\n"
+             "Without options the memory comes from cuMemAllocManaged (attached\n"
+             "globally), with device_id's primary context current, and device_id is that\n"
+             "device (cuda.core uses the driver's current managed pool and reports -1);\n"
+             "with options from a new managed memory pool, owned by the resource, whose\n"
+             "device_id is the preferred device, or -1.\n"
+             "\n"
+             "Parameters\n"
+             "----------\n"
+             "options : ManagedMemoryResourceOptions or dict, optional\n"
+             "    The options of a new pool and its preferred location (a dict of their\n"
+             "    fields is taken too). An int or a Device in this place is device_id.\n"
+             "device_id : int or Device, optional\n"
+             "    strided's addition: the device whose primary context the resource uses.\n"
+             "\n"
+             "Raises\n"
+             "------\n"
+             "TypeError\n"
+             "    If an argument is of none of these types, or a dict holds another\n"
+             "    field.\n"
+             "ValueError\n"
+             "    If preferred_location_type or preferred_location is invalid, or a\n"
+             "    device does not exist.\n"
+             "OverflowError\n"
+             "    If preferred_location is too large.\n"
+             "NotImplementedError\n"
+             "    If the pool's preferred host NUMA node cannot be determined.\n"
+             "RuntimeError\n"
+             "    Without a CUDA driver, or when the driver fails.");
 
 int strided_py_add_resource_types(PyObject *module)
 {

@@ -16,6 +16,15 @@ its forms, ``view``, DLPack and CUDA Array Interface export), and
 ``args_viewable_as_strided_memory`` its decorator. ``as_tensor_map`` makes a
 ``TensorMapDescriptor`` of a view (``TensorMapDescriptorOptions`` and the
 ``TensorMap*`` enumerations are cuda.core's).
+
+Examples
+--------
+>>> import numpy as np
+>>> import strided
+>>> a = np.arange(12, dtype=np.float32).reshape(3, 4)
+>>> view = strided.StridedMemoryView.from_dlpack(a, stream_ptr=-1)
+>>> view.layout[:, ::2].format()
+'(3,2):(4,2)'
 """
 
 from strided._strided import (

@@ -57,11 +57,30 @@ class DeviceMemoryResourceOptions:
     """Options of ``DeviceMemoryResource``: a new memory pool, owned by the
     resource.
 
-    ipc_enabled: whether the pool's memory may be shared with other
-        processes (IPC-enabled pools are not supported yet: the resource
-        refuses True with NotImplementedError).
-    max_size: the most bytes the pool reserves; 0 (the default) leaves it
-        to the driver.
+    A mutable dataclass; each field is converted when it is set, at
+    construction too. A dict of the fields is taken wherever the options
+    are.
+
+    Parameters
+    ----------
+    ipc_enabled : bool, optional
+        Whether the pool's memory may be shared with other processes
+        (converted with ``bool()``). IPC-enabled pools are not supported
+        yet: the resource refuses True with NotImplementedError.
+    max_size : int, optional
+        The most bytes the pool reserves (converted with ``int()``); 0, the
+        default, leaves it to the driver.
+
+    Raises
+    ------
+    TypeError
+        If max_size is text, or anything ``int()`` refuses by its type.
+
+    Examples
+    --------
+    >>> import strided
+    >>> strided.DeviceMemoryResourceOptions(max_size=2.0**30)
+    DeviceMemoryResourceOptions(ipc_enabled=False, max_size=1073741824)
     """
 
     ipc_enabled: bool = False
@@ -73,9 +92,30 @@ class PinnedMemoryResourceOptions:
     """Options of ``PinnedMemoryResource``: a new pinned host memory pool,
     owned by the resource.
 
-    ipc_enabled, max_size: as in ``DeviceMemoryResourceOptions``.
-    numa_id: the host NUMA node to place the memory on (>= 0), or None (the
+    A mutable dataclass whose fields are converted when they are set, as
+    those of DeviceMemoryResourceOptions.
+
+    Parameters
+    ----------
+    ipc_enabled : bool, optional
+        As in DeviceMemoryResourceOptions (True is not supported yet).
+    max_size : int, optional
+        As in DeviceMemoryResourceOptions.
+    numa_id : int, optional
+        The host NUMA node to place the memory on (>= 0), or None (the
         default) to leave the placement to the operating system.
+
+    Raises
+    ------
+    TypeError
+        If max_size or numa_id is text, or anything ``int()`` refuses by
+        its type.
+
+    Examples
+    --------
+    >>> import strided
+    >>> strided.PinnedMemoryResourceOptions(numa_id=0)
+    PinnedMemoryResourceOptions(ipc_enabled=False, max_size=0, numa_id=0)
     """
 
     ipc_enabled: bool = False
@@ -88,12 +128,33 @@ class ManagedMemoryResourceOptions:
     """Options of ``ManagedMemoryResource``: a new managed memory pool,
     owned by the resource, and where its memory prefers to live.
 
-    preferred_location_type: None (the default), ``"device"``, ``"host"``
-        or ``"host_numa"``; it says how preferred_location is read.
-    preferred_location: with no type, a device ordinal (>= 0), -1 for the
-        host, or None (the default) for no preference; with ``"device"`` a
-        device ordinal; with ``"host"`` None; with ``"host_numa"`` a NUMA
-        node (>= 0), or None for the node closest to the resource's device.
+    A mutable dataclass; preferred_location is converted with ``int()``
+    when it is set (None stays None), preferred_location_type is kept as
+    given. Whether the two agree is for the resource to say when it is
+    made (ValueError).
+
+    Parameters
+    ----------
+    preferred_location : int, optional
+        With no type, a device ordinal (>= 0), -1 for the host, or None
+        (the default) for no preference; with ``"device"`` a device
+        ordinal; with ``"host"`` None; with ``"host_numa"`` a NUMA node
+        (>= 0), or None for the node closest to the resource's device.
+    preferred_location_type : str, optional
+        None (the default), ``"device"``, ``"host"`` or ``"host_numa"``; it
+        says how preferred_location is read.
+
+    Raises
+    ------
+    TypeError
+        If preferred_location is text, or anything ``int()`` refuses by its
+        type.
+
+    Examples
+    --------
+    >>> import strided
+    >>> strided.ManagedMemoryResourceOptions(preferred_location=-1)
+    ManagedMemoryResourceOptions(preferred_location=-1, preferred_location_type=None)
     """
 
     preferred_location: int | None = None

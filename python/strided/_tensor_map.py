@@ -113,11 +113,42 @@ def _require_enum(name, value, enum_type):
 class TensorMapDescriptorOptions:
     """Options of StridedMemoryView.as_tensor_map.
 
-    ``box_dim`` is the tile's extent along each axis of the view, in the
-    view's order (outermost first), 1 to 256 each; ``element_strides`` the
-    step along each axis (1 to 8; None: 1); ``data_type`` a
-    TensorMapDataType or any NumPy or ml_dtypes dtype (None: the view's
-    dtype); the other four are the driver's enumerations.
+    A dataclass: the arguments are checked and converted when it is made
+    (sequences become tuples, a dtype-like data_type a numpy.dtype); their
+    values are checked when the map is made. as_tensor_map also takes a dict
+    of these fields.
+
+    Parameters
+    ----------
+    box_dim : sequence of int
+        The tile's extent along each axis of the view, in the view's order
+        (outermost first), 1 to 256 each.
+    element_strides : sequence of int, optional
+        The step along each axis, 1 to 8 (None: 1 on every axis).
+    data_type : TensorMapDataType or dtype-like, optional
+        A TensorMapDataType, or anything numpy.dtype() takes (bfloat16
+        through ml_dtypes); None: the view's dtype.
+    interleave : TensorMapInterleave, optional
+    swizzle : TensorMapSwizzle, optional
+    l2_promotion : TensorMapL2Promotion, optional
+    oob_fill : TensorMapOOBFill, optional
+        The driver's enumerations (NONE by default).
+
+    Raises
+    ------
+    TypeError
+        If box_dim or element_strides is not a sequence of ints, data_type
+        is neither form, or an enumeration is given as anything but its
+        member (an int too).
+
+    Examples
+    --------
+    >>> import strided
+    >>> options = strided.TensorMapDescriptorOptions(
+    ...     box_dim=[64, 32], data_type="float32",
+    ...     swizzle=strided.TensorMapSwizzle.SWIZZLE_128B)
+    >>> options.box_dim, options.data_type
+    ((64, 32), dtype('float32'))
     """
 
     box_dim: tuple
@@ -186,35 +217,50 @@ def _member(name, convert=None, doc=None):
 
 
 class TensorMapDescriptor:
-    """A tiled tensor map (CUtensorMap) of a StridedMemoryView, made by
-    ``StridedMemoryView.as_tensor_map``, for the GPU's tensor memory
-    accelerator (compute capability 9.0 and later).
+    """A tiled tensor map (CUtensorMap) of a StridedMemoryView.
 
-    The 128 descriptor bytes are ``bytes(desc)`` (and, from Python 3.12,
-    ``memoryview(desc)``); ``handle`` is their host address, fixed for the
-    descriptor's life and 64-byte aligned, to pass as a kernel argument
-    (a ``__grid_constant__ CUtensorMap`` parameter). The descriptor keeps the
-    view, and so its memory, alive. ``device`` is the ordinal of the CUDA
-    device it was made for (cuda.core gives a Device there; strided has no
-    Device type). What it was encoded from is readable, in the driver's
-    order (innermost dimension first).
+    Made by ``StridedMemoryView.as_tensor_map``, never directly (the
+    constructor raises RuntimeError), for the GPU's tensor memory
+    accelerator (compute capability 9.0 and later). The 128 descriptor
+    bytes are ``bytes(desc)`` (and, from Python 3.12, ``memoryview(desc)``);
+    ``handle`` is their host address, fixed for the descriptor's life and
+    64-byte aligned, to pass as a kernel argument (a ``__grid_constant__
+    CUtensorMap`` parameter). The descriptor keeps the view, and so its
+    memory, alive. ``device`` is the ordinal of the CUDA device it was made
+    for (cuda.core gives a Device there; strided has no Device type). What
+    it was encoded from is readable, in the driver's order (innermost
+    dimension first).
+
+    Examples
+    --------
+    On a GPU of compute capability 9.0 or later::
+
+        view = StridedMemoryView.from_dlpack(device_array, stream_ptr=0)
+        desc = view.as_tensor_map((64, 32), swizzle=TensorMapSwizzle.SWIZZLE_128B)
+        kernel_argument = desc.handle
     """
 
     __slots__ = ("_map", "__weakref__")
 
     def __init__(self):
+        """Raise RuntimeError: use StridedMemoryView.as_tensor_map()."""
         raise RuntimeError(
             "TensorMapDescriptor cannot be instantiated directly. "
             "Use StridedMemoryView.as_tensor_map() instead.")
 
     handle = _member("address", doc="The host address of the 128 descriptor bytes.")
     device = _member("device", doc="The ordinal of the CUDA device the map was made for.")
-    rank = _member("rank")
-    data_type = _member("data_type", TensorMapDataType)
-    interleave = _member("interleave", TensorMapInterleave)
-    swizzle = _member("swizzle", TensorMapSwizzle)
-    l2_promotion = _member("l2_promotion", TensorMapL2Promotion)
-    oob_fill = _member("oob_fill", TensorMapOOBFill)
+    rank = _member("rank", doc="The number of dimensions, 1 to 5.")
+    data_type = _member("data_type", TensorMapDataType,
+                        doc="The element type the map reads, a TensorMapDataType.")
+    interleave = _member("interleave", TensorMapInterleave,
+                         doc="The interleaved layout, a TensorMapInterleave.")
+    swizzle = _member("swizzle", TensorMapSwizzle,
+                      doc="The shared-memory bank swizzling, a TensorMapSwizzle.")
+    l2_promotion = _member("l2_promotion", TensorMapL2Promotion,
+                           doc="The granularity of L2 fills, a TensorMapL2Promotion.")
+    oob_fill = _member("oob_fill", TensorMapOOBFill,
+                       doc="What out-of-bounds elements read as, a TensorMapOOBFill.")
     global_address = _member("global_address",
                              doc="The device address of the view's element (0,...,0).")
     global_dim = _member("global_dim", doc="The extents, innermost first.")
@@ -225,17 +271,34 @@ class TensorMapDescriptor:
     element_strides = _member("element_strides", doc="The element strides, innermost first.")
 
     def __bytes__(self):
+        """The 128 descriptor bytes."""
         return bytes(self._map)
 
     def __buffer__(self, flags):
+        """The 128 descriptor bytes, read-only, in place (Python 3.12 and later)."""
         return memoryview(self._map)
 
     def replace_address(self, tensor):
-        """Point the map at the memory of tensor (a StridedMemoryView, or any
-        object from_any_interface takes), keeping everything else: the
-        shape, strides and box stay the map's. The memory must be
-        device-accessible, aligned as the map needs, and for device memory
-        on the map's device."""
+        """Point the map at the memory of another tensor, keeping everything else.
+
+        The shape, strides and box stay the map's; only the global address
+        changes, in place (handle stays the same). The descriptor keeps the
+        new tensor's view alive instead of the old one.
+
+        Parameters
+        ----------
+        tensor : StridedMemoryView or object
+            A view, or any object StridedMemoryView.from_any_interface
+            takes (imported with stream_ptr=-1).
+
+        Raises
+        ------
+        ValueError
+            If the memory is not device-accessible, not aligned as the map
+            needs, or device memory of another device.
+        BufferError
+            If the object cannot be imported.
+        """
         if not isinstance(tensor, StridedMemoryView):
             tensor = StridedMemoryView.from_any_interface(tensor, stream_ptr=-1)
         self._map._replace_address(tensor)
