@@ -1,6 +1,6 @@
-"""Draw bench_copy.py's JSON as an SVG bar chart, or print it as Markdown.
+"""Draw bench_copy.py's JSON as a bar chart (SVG and/or PNG, with matplotlib),
+or print it as Markdown.
 
-The SVG is written by hand (no matplotlib), so this runs wherever Python does.
 One panel per section present in the JSON, grouped horizontal bars, one group
 per row:
 
@@ -12,10 +12,12 @@ per row:
   line at the host memcpy ceiling (all threads) and a marker at the target.
 
 Usage:
-    python bench/plot_copy.py RESULTS.json [--svg PATH] [--markdown]
+    python bench/plot_copy.py RESULTS.json [--svg PATH] [--png PATH] [--markdown]
 
---svg defaults to the JSON's path with .svg; --markdown prints the tables for
-docs/benchmarks.md on stdout (and writes no SVG unless --svg is given).
+Without --svg, --png or --markdown the chart goes to the JSON's path with
+.svg; --markdown prints the tables for docs/benchmarks.md on stdout (and
+draws nothing unless --svg or --png is given). Drawing needs matplotlib;
+the tables do not.
 """
 
 import argparse
@@ -23,12 +25,13 @@ import json
 import math
 import sys
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 COLORS = {"strided": "#1f5fbf", "strided 1 thr": "#8fb3e8", "torch": "#e4572e",
           "cupy": "#5a9e2f", "compile": "#8e5cc2", "numpy": "#4bb3c4", "baseline": "#999999"}
-BAR, GAP, GROUP_GAP = 9, 1, 10
-LEFT, PLOT_W, RIGHT = 330, 520, 40
+TARGET_COLOR = "#d62728"
+# Inches: the width of the figure, the height of one bar, and what a panel
+# needs besides its bars (title, legend, axis).
+WIDTH, BAR, PANEL_EXTRA = 11.0, 0.085, 1.1
 
 
 def ok(r):
@@ -109,62 +112,62 @@ def cpu_panel(data):
             [p[0] for p in picks], (ceiling, "memcpy, all threads") if ceiling else None)
 
 
-def svg_panel(y0, title, unit, groups, series, ref):
-    """SVG elements of one panel starting at y0, and the panel's height."""
+def draw_panel(ax, title, unit, groups, series, ref):
+    """One panel into the axes ax: a group of bars per row, top to bottom."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FormatStrFormatter, MultipleLocator
+
     seen = [v for _, vals, _ in groups for v in vals.values() if v is not None]
-    seen += [t for _, _, t in groups if t is not None] + ([ref[0]] if ref else [])
+    seen += [t for _, _, t in groups if t is not None] + ([ref[0]] if ref and ref[0] else [])
     top, step = axis(max(seen, default=1) * 1.02)
-
-    def x(v):
-        return LEFT + PLOT_W * min(v, top) / top
-    el = ['<text x="10" y="%d" class="title">%s</text>' % (y0 + 16, escape(title))]
-    y = y0 + 58
-    legend_x = LEFT
-    for s in series:
-        el.append('<rect x="%d" y="%d" width="10" height="10" fill="%s"/>'
-                  % (legend_x, y0 + 24, COLORS.get(s, "#666")))
-        el.append('<text x="%d" y="%d">%s</text>' % (legend_x + 14, y0 + 33, escape(s)))
-        legend_x += 24 + 7 * len(s)
-    el.append('<path d="M%d %d l6 -6 l6 6 l-6 6 z" class="target"/>' % (legend_x, y0 + 29))
-    el.append('<text x="%d" y="%d">target</text>' % (legend_x + 16, y0 + 33))
-    plot_top = y
-    for name, vals, target in groups:
-        h = len(series) * (BAR + GAP)
-        el.append('<text x="%d" y="%d" text-anchor="end">%s</text>'
-                  % (LEFT - 6, y + h / 2 + 4, escape(name)))
-        for i, s in enumerate(series):
-            by = y + i * (BAR + GAP)
-            if vals.get(s) is not None:
-                el.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s">'
-                          '<title>%s: %.1f %s</title></rect>'
-                          % (LEFT, by, x(vals[s]) - LEFT, BAR, COLORS.get(s, "#666"),
-                             escape(s), vals[s], escape(unit)))
-                el.append('<text x="%.1f" y="%d" class="small">%s</text>'
-                          % (x(vals[s]) + 3, by + BAR - 1,
-                             fmt(vals[s], "%.0f" if vals[s] >= 10 else "%.1f")))
+    k = len(series)
+    height = 0.9 / max(k, 1)
+    for i, (_, vals, target) in enumerate(groups):
+        for j, s in enumerate(series):
+            y = i - 0.45 + (j + 0.5) * height
+            v = vals.get(s)
+            if v is not None:
+                ax.barh(y, min(v, top), height=height * 0.9, color=COLORS.get(s, "#666"))
+                ax.text(min(v, top) + top * 0.004, y, fmt(v, "%.0f" if v >= 10 else "%.1f"),
+                        va="center", fontsize=6, color="#444")
             elif s in vals:
-                el.append('<text x="%d" y="%d" class="small">%s n/a</text>'
-                          % (LEFT + 3, by + BAR - 1, escape(s)))
+                ax.text(top * 0.004, y, "%s n/a" % s, va="center", fontsize=6, color="#444")
         if target is not None:
-            el.append('<path d="M%.1f %d l5 -5 l5 5 l-5 5 z" class="target"><title>target '
-                      '%.4g %s</title></path>'
-                      % (x(target) - 5, y + h / 2, target, escape(unit)))
-        y += h + GROUP_GAP
-    for i in range(round(top / step) + 1):
-        v = step * i
-        el.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" class="grid"/>'
-                  % (x(v), plot_top - 4, x(v), y - GROUP_GAP + 4))
-        el.append('<text x="%.1f" y="%d" text-anchor="middle" class="small">%g %s</text>'
-                  % (x(v), y + 8, v, escape(unit)))
+            ax.plot([min(target, top)], [i], marker="D", markersize=5, color=TARGET_COLOR,
+                    markeredgecolor="white", linestyle="none", zorder=3)
     if ref and ref[0]:
-        el.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" class="ref"/>'
-                  % (x(ref[0]), plot_top - 6, x(ref[0]), y - GROUP_GAP + 6))
-        el.append('<text x="%.1f" y="%d" class="small">%s</text>'
-                  % (x(ref[0]) + 3, plot_top - 6, escape(ref[1])))
-    return el, y + 24 - y0
+        ax.axvline(ref[0], color="black", linestyle=(0, (4, 3)), linewidth=0.8, zorder=2)
+        ax.text(ref[0] + top * 0.004, -0.7, ref[1], fontsize=7, va="bottom")
+    ax.set_xlim(0, top * 1.06)
+    ax.set_ylim(len(groups) - 0.5, -0.5)
+    ax.set_yticks(range(len(groups)), [name for name, _, _ in groups], fontsize=7)
+    ax.tick_params(axis="y", length=0)
+    ax.xaxis.set_major_locator(MultipleLocator(step))
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g " + unit.replace("%", "%%")))
+    ax.tick_params(axis="x", labelsize=7)
+    ax.grid(axis="x", color="#ddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    handles = [Patch(color=COLORS.get(s, "#666"), label=s) for s in series]
+    handles.append(Line2D([], [], marker="D", markersize=5, color=TARGET_COLOR,
+                          markeredgecolor="white", linestyle="none", label="target"))
+    ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(handles),
+              fontsize=7, frameon=False, borderaxespad=0.2, handlelength=1.2)
+    ax.set_title(title, loc="left", fontsize=9, fontweight="bold", pad=18)
 
 
-def svg(data):
+def draw(data, paths):
+    """Draw the chart into each of paths (the format is the extension's)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    # Reproducible SVG: the same JSON gives the same bytes, text stays text.
+    plt.rcParams.update({"svg.hashsalt": "strided", "svg.fonttype": "none",
+                         "font.family": "sans-serif"})
     panels = []
     if data.get("d2d") and data.get("ceiling"):
         panels.append(d2d_panel(data))
@@ -173,28 +176,28 @@ def svg(data):
     if data.get("cpu"):
         panels.append(cpu_panel(data))
     m = data["machine"]
-    head = ["strided copy benchmark (the copy suite of bench/README.md), %s%s"
-            % (m["date"], "; QUICK run (small sizes)" if data["method"].get("quick") else ""),
+    head = ("strided copy benchmark (the copy suite of bench/README.md), %s%s\n"
             "GPU %s, driver %s; CPU %s (%s cores); torch %s, cupy %s"
-            % (m.get("gpu") or "none", m.get("driver") or "-", m["cpu_model"], m["cpu_count"],
-               m["torch"], m["cupy"])]
-    body = ['<text x="10" y="18" class="title">%s</text>' % escape(head[0]),
-            '<text x="10" y="34">%s</text>' % escape(head[1])]
-    y = 44
-    if not panels:
-        body.append('<text x="10" y="48">no results to draw</text>')
-        y = 60
-    for p in panels:
-        el, h = svg_panel(y, *p)
-        body += el
-        y += h
-    width = LEFT + PLOT_W + RIGHT
-    style = ("text{font:11px sans-serif;fill:#222}.title{font-weight:bold;font-size:13px}"
-             ".small{font-size:9px;fill:#444}.grid{stroke:#ddd}.ref{stroke:#000;"
-             "stroke-dasharray:4 3}.target{fill:#d62728;stroke:#fff;stroke-width:1}")
-    return ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-            'viewBox="0 0 %d %d">\n<style>%s</style>\n<rect width="100%%" height="100%%" '
-            'fill="#fff"/>\n%s\n</svg>\n' % (width, y, width, y, style, "\n".join(body)))
+            % (m["date"], "; QUICK run (small sizes)" if data["method"].get("quick") else "",
+               m.get("gpu") or "none", m.get("driver") or "-", m["cpu_model"], m["cpu_count"],
+               m["torch"], m["cupy"]))
+    heights = [len(p[2]) * max(len(p[3]), 1) * BAR + len(p[2]) * BAR + PANEL_EXTRA
+               for p in panels] or [1.0]
+    fig = plt.figure(figsize=(WIDTH, sum(heights) + 0.6))
+    fig.suptitle(head, x=0.01, y=1 - 0.1 / (sum(heights) + 0.6), ha="left", va="top",
+                 fontsize=9)
+    if panels:
+        grid = fig.add_gridspec(len(panels), 1, height_ratios=heights, left=0.3, right=0.97,
+                                top=1 - 0.9 / (sum(heights) + 0.6), bottom=0.4 / sum(heights),
+                                hspace=PANEL_EXTRA / (sum(heights) / len(panels)))
+        for i, p in enumerate(panels):
+            draw_panel(fig.add_subplot(grid[i]), *p)
+    else:
+        fig.text(0.01, 0.5, "no results to draw")
+    for path in paths:
+        fig.savefig(path, dpi=110, metadata={"Date": None} if path.suffix == ".svg" else None)
+        print("wrote %s" % path, file=sys.stderr)
+    plt.close(fig)
 
 
 def md_table(head, rows):
@@ -287,7 +290,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("json", help="the JSON that bench_copy.py --json wrote")
     p.add_argument("--svg", metavar="PATH",
-                   help="where to write the chart (default: the JSON's path with .svg)")
+                   help="where to write the chart as SVG (default, when neither --png nor "
+                        "--markdown is given: the JSON's path with .svg)")
+    p.add_argument("--png", metavar="PATH", help="where to write the chart as PNG")
     p.add_argument("--markdown", action="store_true",
                    help="print Markdown tables for docs/benchmarks.md")
     args = p.parse_args()
@@ -296,10 +301,11 @@ def main():
         sys.exit("plot_copy.py: %s is not bench_copy.py output" % args.json)
     if args.markdown:
         print(markdown(data), end="")
-    if args.svg or not args.markdown:
-        path = Path(args.svg) if args.svg else Path(args.json).with_suffix(".svg")
-        path.write_text(svg(data))
-        print("wrote %s" % path, file=sys.stderr)
+    paths = [Path(x) for x in (args.svg, args.png) if x]
+    if not paths and not args.markdown:
+        paths = [Path(args.json).with_suffix(".svg")]
+    if paths:
+        draw(data, paths)
 
 
 if __name__ == "__main__":

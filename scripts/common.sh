@@ -28,7 +28,7 @@ ensure_venv() {
     python3 -m venv .venv
   fi
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q "numpy>=2.1" pytest hypothesis ml_dtypes
+  .venv/bin/python -m pip install -q "numpy>=2.4" pytest hypothesis ml_dtypes
   echo "== pip install ."
   .venv/bin/python -m pip install -q .
 }
