@@ -2042,8 +2042,9 @@ result<MdSpan> to_mdspan(const char *op, T *element0, const strided_layout &l)
     status s = check_element(op, element0, l, sizeof(T), alignof(T));
     if (!s)
         return s;
-    std::size_t extents[Rank + 1];
-    std::size_t strides[Rank + 1];
+    // Written by layout_stride_of; initialized for g++ 13, which cannot see it.
+    std::size_t extents[Rank + 1] = {};
+    std::size_t strides[Rank + 1] = {};
     s = layout_stride_of(op, l, Rank, extents, strides);
     if (!s)
         return s;

@@ -19,9 +19,12 @@ copied from or to.
 """
 
 import functools
+import os
 
 import numpy as np
 from hypothesis import strategies as st
+
+from gpu_util import cuda_device_count
 
 import strided
 from strided import Buffer, HostMemoryResource, StridedLayout, StridedMemoryView
@@ -36,6 +39,15 @@ INT_EDGES = (0, 1, -1, 2, 3, INT64_MAX, INT64_MAX + 1, INT64_MAX + 2, INT64_MIN,
 class Boom(Exception):
     """An exception of the user's own, raised by a generated object's hook."""
 
+
+# A CUDA stream handle cannot be checked by anyone: the driver dereferences
+# whatever it is handed, and a made-up handle crashes the process (the
+# documented contract of every stream parameter is "a handle the caller
+# owns"). So made-up handles are generated only where no real driver runs
+# (CI, the fake driver); on a GPU machine streams are the special handles 0,
+# 1 and 2 (and values strided refuses before the driver sees them).
+REAL_CUDA = cuda_device_count() > 0 and "STRIDED_CUDA_DRIVER" not in os.environ
+MADE_UP_HANDLES = () if REAL_CUDA else (7, INT64_MAX, 2**64 - 1)
 
 HOOK_ERRORS = set()
 
@@ -227,12 +239,12 @@ def sizes():
 
 @functools.cache
 def stream_values():
-    # Handles other than the default streams (0, 1, 2) are not generated: a
-    # CUDA stream handle cannot be checked, and the driver dereferences a
-    # made-up one (with no driver, as in CI, nothing would).
+    # Made-up stream handles (MADE_UP_HANDLES) only where no real driver
+    # would be handed them.
     return st.one_of(
         st.sampled_from([None, 0, 1, 2, -1, 2**64, -(2**63) - 1, True, 1.5, "0"]),
-        st.builds(Stream, st.sampled_from([(0, 0), (0, 7), (1, 0), (0,), (0, 0, 0), 5, None,
+        st.builds(Stream, st.sampled_from([(0, 0), *((0, h) for h in MADE_UP_HANDLES), (1, 0),
+                                           (0,), (0, 0, 0), 5, None,
                                            (0, -1), (0, 2**64), (0, True), (True, 0), ("0", 0),
                                            (0, 1.5), hook_error(Boom("stream")), hook_error(ValueError("stream"))])),
     )
@@ -240,8 +252,10 @@ def stream_values():
 
 @functools.cache
 def stream_ptrs():
-    return st.one_of(st.sampled_from([-1, None, 0, 1, -2, INT64_MIN, INT64_MAX, 2**64 - 1, 2**64,
-                                      True, False, 1.5, "1"]), index_objects())
+    return st.one_of(st.sampled_from([-1, None, 0, 1, -2, INT64_MIN, *MADE_UP_HANDLES, 2**64,
+                                      True, False, 1.5, "1"]),
+                     index_objects().filter(lambda x: not REAL_CUDA
+                                            or getattr(x, "value", None) != 7))
 
 
 @functools.cache
@@ -596,6 +610,9 @@ def _interface_dicts(draw, cuda=False):
             d.pop(key, None)
         else:
             d[key] = draw(interface_values())
+    stream = d.get("stream")
+    if REAL_CUDA and type(stream) is int and stream > 2:
+        d["stream"] = 2  # a made-up producer stream: see MADE_UP_HANDLES
     return d, keep
 
 
