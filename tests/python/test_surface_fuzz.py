@@ -18,10 +18,14 @@ end of the Buffer a Python allocator gave it.
 
 test_every_public_callable_is_fuzzed enumerates the surface from
 strided.__all__ and dir(), so that a new method cannot go unfuzzed.
+
+STRIDED_FUZZ_TRACE=FILE appends each call (target, arguments) to FILE,
+flushed, before it is made: the last line names the call of a crash.
 """
 
 import dataclasses
 import functools
+import os
 import sys
 import warnings
 from typing import Callable, NamedTuple
@@ -971,6 +975,15 @@ def counted(case):
     return [x for x in (*case.args, *case.kwargs.values()) if isinstance(x, COUNTED)]
 
 
+TRACE = os.environ.get("STRIDED_FUZZ_TRACE")
+
+
+def trace(name, case):
+    if TRACE:
+        with open(TRACE, "a") as f:
+            f.write(f"{name}: {case.args!r} {case.kwargs!r}\n")
+
+
 @pytest.mark.parametrize("name", sorted(TARGETS))
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
@@ -980,6 +993,7 @@ def test_surface(name, data):
     before = [state(o) for o in case.watch]
     refs = [sys.getrefcount(x) for x in counted(case)]
     failed = None
+    trace(name, case)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
