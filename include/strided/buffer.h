@@ -233,6 +233,206 @@ STRIDED_API strided_status strided_buffer_fill(strided_buffer *b, const void *pa
 STRIDED_API strided_status strided_buffer_copy(strided_buffer *dst, const strided_buffer *src,
                                                void *stream, unsigned flags);
 
+/* Copy options: hints for a copy the driver makes, as cuda.core's
+ * CopyOptions has them. They change how the driver stages a copy, never
+ * the bytes it writes. */
+
+/* When the driver may read the source. */
+typedef enum strided_copy_src_access_order {
+    STRIDED_COPY_SRC_ACCESS_STREAM = 1,          /* in stream order: work queued
+                                                    before may still use it */
+    STRIDED_COPY_SRC_ACCESS_DURING_API_CALL = 2, /* out of stream order, every
+                                                    read done when the call
+                                                    returns */
+    STRIDED_COPY_SRC_ACCESS_ANY = 3              /* out of stream order, until the
+                                                    copy completes in stream order */
+} strided_copy_src_access_order;
+
+/* Whether the copy should overlap with computation. */
+typedef enum strided_copy_overlap_mode {
+    STRIDED_COPY_OVERLAP_DEFAULT = 0,
+    STRIDED_COPY_PREFER_OVERLAP_WITH_COMPUTE = 1
+} strided_copy_overlap_mode;
+
+typedef struct strided_buffer_copy_options {
+    strided_copy_src_access_order src_access_order;
+    /* Where the source and destination are likely to be, honoured by the
+     * driver for managed memory (and pageable memory a device reads); type
+     * STRIDED_LOCATION_NONE: no hint. */
+    strided_memory_location src_location_hint;
+    strided_memory_location dst_location_hint;
+    strided_copy_overlap_mode overlap_mode;
+} strided_buffer_copy_options;
+
+/* The copy options strided_buffer_copy_ex makes without any: stream order,
+ * no hints, default overlap. */
+STRIDED_API strided_buffer_copy_options strided_buffer_copy_options_default(void);
+
+/* Whether a copy with options may run on stream, by cuda.core's rules for
+ * copies with options (which strided_buffer_copy_ex applies too): a copy
+ * the host makes (both sides host-only) may run anywhere; one the driver
+ * makes needs a stream of its own or the per-thread default stream,
+ * neither capturing a graph.
+ *   dst, src, stream  as strided_buffer_copy_ex
+ * Returns STRIDED_OK, STRIDED_ERR_INVALID_ARGUMENT for a NULL dst or src,
+ * and with cuda.core's sentences after the name of the call
+ * (copy_to, copy_from, copy_batch), for the legacy default stream (NULL or
+ * CU_STREAM_LEGACY: "does not accept LEGACY_DEFAULT_STREAM with options
+ * (matches copy_batch); cuMemcpyWithAttributesAsync rejects it outright,
+ * unlike PER_THREAD_DEFAULT_STREAM, which is a real stream to the driver
+ * and is accepted. Pass an explicit stream, PER_THREAD_DEFAULT_STREAM, or
+ * options=None.") and for a stream capturing a graph ("does not support
+ * graph capture with options (matches copy_batch); ..."); then
+ * STRIDED_ERR_NO_CUDA_DRIVER and STRIDED_ERR_CUDA from asking the driver
+ * whether the stream captures. */
+STRIDED_API strided_status strided_buffer_copy_check_stream(const strided_buffer *dst,
+                                                            const strided_buffer *src,
+                                                            void *stream);
+
+/* strided_buffer_copy with options (NULL: none, as strided_buffer_copy).
+ * With options, a copy the driver makes is cuMemcpyWithAttributesAsync
+ * with them, where the driver has it (CUDA 13.2); without it, and for a
+ * copy between two devices' memory (cuMemcpyPeerAsync), it is the copy
+ * strided_buffer_copy makes, which reads the source in stream order: that
+ * honours STREAM and ANY, and the hints and overlap mode are left unsaid,
+ * but DURING_API_CALL is refused. A copy the host makes honours every
+ * option (it is complete on return).
+ *   options  borrowed for the call; NULL for none
+ * Checks, in order: those of strided_buffer_copy up to memory at NULL;
+ * then, each STRIDED_ERR_INVALID_ARGUMENT, a src_access_order or
+ * overlap_mode that is not of its enumeration, a location hint of an
+ * unknown type or a negative device or NUMA node ("a device location
+ * needs a device ordinal (>= 0), got -1"); for a copy the driver makes
+ * (of any size), the rules of strided_buffer_copy_check_stream, a hint's
+ * device that does not exist, and STRIDED_ERR_UNSUPPORTED for
+ * DURING_API_CALL where the copy cannot honour it, in cuda.core's words
+ * ("src_access_order=DURING_API_CALL requires a driver that reports CUDA
+ * 13.2 or newer (cuMemcpyWithAttributesAsync is unavailable here). A plain
+ * cuMemcpyAsync fallback reads the source in stream order only, ...");
+ * then the rest of strided_buffer_copy's. */
+STRIDED_API strided_status strided_buffer_copy_ex(strided_buffer *dst, const strided_buffer *src,
+                                                  void *stream, unsigned flags,
+                                                  const strided_buffer_copy_options *options);
+
+/* Managed memory: advice, and moving its pages. Managed memory (kind
+ * STRIDED_MEMORY_MANAGED, or any buffer whose memory info says managed)
+ * lives where the driver migrates it; advice tells the driver how it is
+ * used (cuMemAdvise), a prefetch moves its pages to a location in stream
+ * order (cuMemPrefetchAsync), a discard drops their contents, so that
+ * nothing is migrated back (cuMemDiscardBatchAsync, CUDA 13.0), and a
+ * discard-and-prefetch does both (cuMemDiscardAndPrefetchBatchAsync).
+ * Each applies to the buffer's whole range. The driver calls run in the
+ * primary context of the memory's device (device 0 for memory bound to
+ * none). A buffer of size 0 is checked as any other and then changes
+ * nothing: it has no pages (its queries answer false, no location, none).
+ *
+ * Locations. STRIDED_LOCATION_DEVICE (id a device ordinal that exists),
+ * HOST (id ignored), HOST_NUMA (id a NUMA node, >= 0) and
+ * HOST_NUMA_CURRENT (id ignored); which ones an operation takes, it says.
+ * Drivers older than CUDA 12.2 take only devices and the host (their
+ * entry points take a device ordinal): the others are
+ * STRIDED_ERR_UNSUPPORTED there.
+ *
+ * Every function below checks, in order: a NULL buffer or out-parameter
+ * (STRIDED_ERR_INVALID_ARGUMENT); memory that is not managed
+ * (STRIDED_ERR_INVALID_ARGUMENT, in cuda.core's words: "prefetch requires
+ * a managed-memory allocation", with the operation's name); the location
+ * (STRIDED_ERR_INVALID_ARGUMENT: "location is required" for NONE where one
+ * is, "unknown location type 9", "a device location
+ * needs a device ordinal (>= 0), got -1", "a host_numa location needs a
+ * NUMA node (>= 0), got -1"); STRIDED_ERR_NO_CUDA_DRIVER; a device that
+ * does not exist (STRIDED_ERR_INVALID_ARGUMENT: "device 5 does not exist;
+ * there are 2 CUDA devices"); STRIDED_ERR_UNSUPPORTED where the driver
+ * lacks what the call needs, naming it; STRIDED_ERR_CUDA for a failing
+ * driver call. Nothing is changed on failure, except where said. */
+
+/* Advice on how managed memory is used (the driver's CUmem_advise). */
+typedef enum strided_memory_advice {
+    STRIDED_ADVISE_SET_READ_MOSTLY = 1, /* mostly read: devices keep copies */
+    STRIDED_ADVISE_UNSET_READ_MOSTLY = 2,
+    STRIDED_ADVISE_SET_PREFERRED_LOCATION = 3, /* where the pages prefer to live */
+    STRIDED_ADVISE_UNSET_PREFERRED_LOCATION = 4,
+    STRIDED_ADVISE_SET_ACCESSED_BY = 5, /* the location keeps a mapping to
+                                           the pages wherever they are */
+    STRIDED_ADVISE_UNSET_ACCESSED_BY = 6
+} strided_memory_advice;
+
+/* Give the driver advice on b's memory (cuMemAdvise). location is used by
+ * SET_PREFERRED_LOCATION (any location: device, host, host_numa,
+ * host_numa_current) and by SET_ACCESSED_BY and UNSET_ACCESSED_BY (a
+ * device or the host), and ignored by the others.
+ * Returns the errors above (operation "advise"; "advise
+ * CU_MEM_ADVISE_SET_ACCESSED_BY does not support location_type='host_numa'"
+ * for a location the advice does not take), and STRIDED_ERR_INVALID_ARGUMENT
+ * for advice that is not a strided_memory_advice, checked first. */
+STRIDED_API strided_status strided_buffer_advise(strided_buffer *b, strided_memory_advice advice,
+                                                 strided_memory_location location);
+
+/* Whether b's memory is advised read-mostly, every page of it
+ * (cuMemRangeGetAttribute).
+ *   out  out-parameter
+ * Returns the errors above (operation "read_mostly"). */
+STRIDED_API strided_status strided_buffer_read_mostly(const strided_buffer *b, bool *out);
+
+/* Where b's memory is advised to prefer to live: a device, the host or a
+ * host NUMA node (drivers older than CUDA 12.2 tell only devices and the
+ * host), or NONE when there is no preference or the pages do not agree.
+ *   out  out-parameter
+ * Returns the errors above (operation "preferred_location"). */
+STRIDED_API strided_status strided_buffer_preferred_location(const strided_buffer *b,
+                                                             strided_memory_location *out);
+
+/* The locations advised to keep a mapping to b's memory (SET_ACCESSED_BY):
+ * devices in ascending order, then the host.
+ *   out        out-parameter: room for capacity locations (may be NULL when
+ *              capacity is 0)
+ *   out_count  out-parameter: how many were written
+ * One more than the device count (strided_driver_info_init) is always room
+ * enough. Returns the errors above (operation "accessed_by"), a NULL out
+ * with a capacity among them, STRIDED_ERR_OUT_OF_MEMORY, and
+ * STRIDED_ERR_INVALID_ARGUMENT when more locations are advised than
+ * capacity holds ("accessed_by: 3 locations are advised, room for 2"). */
+STRIDED_API strided_status strided_buffer_accessed_by(const strided_buffer *b,
+                                                      strided_memory_location *out, size_t capacity,
+                                                      size_t *out_count);
+
+/* Make exactly the locations of locations (devices and the host) the ones
+ * advised to keep a mapping to b's memory: SET_ACCESSED_BY for each one
+ * not advised yet, UNSET_ACCESSED_BY for each advised one not listed
+ * (duplicates allowed). Every location is checked before the first advice
+ * is given ("advise CU_MEM_ADVISE_SET_ACCESSED_BY does not support
+ * location_type='host_numa'"); a driver failure part way leaves the advice
+ * given so far.
+ *   locations  count locations, borrowed (may be NULL when count is 0)
+ * Returns the errors above (operation "accessed_by") and
+ * STRIDED_ERR_OUT_OF_MEMORY. */
+STRIDED_API strided_status strided_buffer_set_accessed_by(strided_buffer *b,
+                                                          const strided_memory_location *locations,
+                                                          size_t count);
+
+/* Prefetch b's memory to location (any location) on stream
+ * (cuMemPrefetchAsync; NULL: the legacy default stream); not complete on
+ * return.
+ * Returns the errors above (operation "prefetch"). */
+STRIDED_API strided_status strided_buffer_prefetch(strided_buffer *b,
+                                                   strided_memory_location location, void *stream);
+
+/* Discard the contents of b's memory on stream (cuMemDiscardBatchAsync of
+ * the one range): its pages are released without being migrated, and
+ * their contents are undefined until written. Needs a CUDA 13.0 driver
+ * (STRIDED_ERR_UNSUPPORTED otherwise).
+ * Returns the errors above (operation "discard"). */
+STRIDED_API strided_status strided_buffer_discard(strided_buffer *b, void *stream);
+
+/* Discard the contents of b's memory and prefetch its pages to location
+ * (any location) on stream (cuMemDiscardAndPrefetchBatchAsync): the pages
+ * are made resident there without their old contents being migrated.
+ * Needs a CUDA 13.0 driver.
+ * Returns the errors above (operation "discard_prefetch"). */
+STRIDED_API strided_status strided_buffer_discard_prefetch(strided_buffer *b,
+                                                           strided_memory_location location,
+                                                           void *stream);
+
 #ifdef __cplusplus
 }
 #endif

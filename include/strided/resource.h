@@ -147,14 +147,19 @@ STRIDED_API strided_status strided_device_resource_create(int device,
 STRIDED_API strided_status strided_managed_resource_create(int device,
                                                            strided_memory_resource **out);
 
-/* Where memory lives: where a pool puts its memory, or where a managed
- * pool prefers it to be. */
+/* Where memory lives: where a pool puts its memory, where a managed pool
+ * or managed memory prefers it to be, where managed memory is prefetched
+ * to (strided/buffer.h). */
 typedef enum strided_memory_location_type {
-    STRIDED_LOCATION_NONE = 0,     /* no pool, or a managed pool without a
-                                       preferred location; id -1 */
-    STRIDED_LOCATION_DEVICE = 1,   /* a device; id is its ordinal */
-    STRIDED_LOCATION_HOST = 2,     /* host memory the OS places; id -1 */
-    STRIDED_LOCATION_HOST_NUMA = 3 /* host memory of NUMA node id */
+    STRIDED_LOCATION_NONE = 0,             /* no pool, or a managed pool without a
+                                               preferred location, no preference,
+                                               no hint; id -1 */
+    STRIDED_LOCATION_DEVICE = 1,           /* a device; id is its ordinal */
+    STRIDED_LOCATION_HOST = 2,             /* host memory the OS places; id -1 */
+    STRIDED_LOCATION_HOST_NUMA = 3,        /* host memory of NUMA node id */
+    STRIDED_LOCATION_HOST_NUMA_CURRENT = 4 /* host memory of the NUMA node of the
+                                               calling thread, for managed memory
+                                               (never a pool's); id -1 */
 } strided_memory_location_type;
 
 typedef struct strided_memory_location {
@@ -311,6 +316,78 @@ typedef struct strided_memory_pool_attributes {
  * call. */
 STRIDED_API strided_status strided_memory_resource_pool_attributes(
     const strided_memory_resource *mr, strided_memory_pool_attributes *out);
+
+/* Peer access to a device memory pool. A device pool's memory is reached
+ * by its own device; other devices reach it once the pool grants them
+ * access (cuMemPoolSetAccess, read and write), which covers every
+ * allocation of the pool, past and future. These functions take the pools
+ * of device resources (strided_device_pool_resource_create, with or without
+ * options) and refuse every other resource with STRIDED_ERR_UNSUPPORTED
+ * ("peer access is granted by device memory pools only"). The pool's own
+ * device is never listed, and is left out wherever it is named. The driver
+ * calls run in the pool's device's primary context. */
+
+/* The devices other than its own that may read and write mr's pool's
+ * memory (cuMemPoolGetAccess of each device), in ascending order.
+ *   mr            borrowed
+ *   out_devices   out-parameter: room for capacity device ordinals (may be
+ *                 NULL when capacity is 0)
+ *   out_count     out-parameter: how many were written
+ * The device count (strided_driver_info_init) is always room enough.
+ * Returns, in the order of the checks: STRIDED_ERR_INVALID_ARGUMENT for a
+ * NULL mr or out_count, or a NULL out_devices with a capacity; for a
+ * closed mr (its sentence: "DeviceMemoryResource has been closed");
+ * STRIDED_ERR_UNSUPPORTED for a resource that is not a device pool's;
+ * STRIDED_ERR_CUDA for a failing driver call; STRIDED_ERR_INVALID_ARGUMENT
+ * when more devices have access than capacity holds ("peer_access: 3
+ * devices have access, room for 2"). The outputs are untouched on
+ * failure. */
+STRIDED_API strided_status strided_memory_resource_peer_access(const strided_memory_resource *mr,
+                                                               int *out_devices, size_t capacity,
+                                                               size_t *out_count);
+
+/* Grant the devices of grant access to mr's pool and revoke the access of
+ * the devices of revoke, in one cuMemPoolSetAccess: only the changes are
+ * made (a device granted already, or revoked without access, changes
+ * nothing), and no call is made when there is none. The pool's own device
+ * is left out of both; a device in both lists is granted. A device of
+ * revoke that does not exist is ignored (it has no access to revoke).
+ *   mr      borrowed
+ *   grant   n_grant device ordinals (may be NULL when n_grant is 0)
+ *   revoke  n_revoke device ordinals (may be NULL when n_revoke is 0)
+ * Returns, in the order of the checks: STRIDED_ERR_INVALID_ARGUMENT for a
+ * NULL mr, a NULL list with a count, and a closed mr; STRIDED_ERR_UNSUPPORTED
+ * for a resource that is not a device pool's; STRIDED_ERR_INVALID_ARGUMENT
+ * for a device of grant that does not exist ("device 5 does not exist;
+ * there are 2 CUDA devices") and for devices of grant that cannot reach
+ * the pool's device (cuDeviceCanAccessPeer), all named, with cuda.core's
+ * sentence ("Device 0 cannot access peer(s): 1, 2"); STRIDED_ERR_CUDA for
+ * a failing driver call; STRIDED_ERR_OUT_OF_MEMORY. Nothing is changed on
+ * failure. */
+STRIDED_API strided_status strided_memory_resource_update_peer_access(
+    strided_memory_resource *mr, const int *grant, size_t n_grant, const int *revoke,
+    size_t n_revoke);
+
+/* Grant one device access to mr's pool: strided_memory_resource_update_peer_access
+ * with grant {device}, whose refusal of a device that cannot reach the
+ * pool's device reads in cuda.core's words for one device ("Device 0 cannot
+ * access peer: 1"). Nothing happens for the pool's own device or one
+ * granted already. */
+STRIDED_API strided_status strided_memory_resource_grant_peer_access(strided_memory_resource *mr,
+                                                                     int device);
+
+/* Make exactly the devices of devices (besides the pool's own) the ones
+ * with access to mr's pool: the devices with access that are not listed
+ * are revoked, the listed ones without access granted, in one
+ * cuMemPoolSetAccess (none when nothing changes). Duplicates and the
+ * pool's own device are allowed.
+ *   mr       borrowed
+ *   devices  count device ordinals (may be NULL when count is 0)
+ * Returns what strided_memory_resource_update_peer_access returns, the
+ * listed devices standing for grant. Nothing is changed on failure. */
+STRIDED_API strided_status strided_memory_resource_set_peer_access(strided_memory_resource *mr,
+                                                                   const int *devices,
+                                                                   size_t count);
 
 /* Close mr: every allocation from it from now on fails with
  * STRIDED_ERR_INVALID_ARGUMENT and cuda.core's sentence for its kind

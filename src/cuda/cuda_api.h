@@ -5,8 +5,9 @@
  * libstrided builds without the CUDA toolkit, so it cannot include cuda.h.
  * This header declares, under the driver's own names, exactly the types,
  * enumerators and constants the library needs. Every value is taken from the
- * CUDA 13 driver API (cuda.h of CUDA 13.0); enumerations list only the
- * members used, with their values written out. The entry points themselves
+ * CUDA 13 driver API (cuda.h of CUDA 13.0, and of 13.2 for
+ * cuMemcpyWithAttributesAsync); enumerations list only the members used,
+ * with their values written out. The entry points themselves
  * are not declared here: they are function pointers in strided__driver
  * (cuda/driver.h), resolved through cuGetProcAddress at the API version
  * STRIDED_CUDA_API_VERSION, whose signatures these declarations follow.
@@ -21,6 +22,16 @@
  * (and so the _v2 variants, e.g. cuMemFree_v2) are those of CUDA 12.0. A
  * driver older than this is treated as no driver. */
 #define STRIDED_CUDA_API_VERSION 12000
+
+/* The versions of the optional entry points (cuda/driver.h), asked for at the
+ * version that introduced the signature strided__driver declares: the
+ * variants of cuMemAdvise and cuMemPrefetchAsync that take a CUmemLocation
+ * (CUDA 12.2; asked at 12.0 the driver gives the ones that take a device
+ * ordinal), the batched discards (CUDA 13.0) and the copy with attributes
+ * (CUDA 13.2). */
+#define STRIDED_CUDA_MEM_LOCATION_VERSION 12020
+#define STRIDED_CUDA_DISCARD_VERSION 13000
+#define STRIDED_CUDA_COPY_ATTRIBUTES_VERSION 13020
 
 /* Opaque handles and plain types. */
 typedef int CUdevice;
@@ -167,13 +178,89 @@ typedef enum CUmemLocationType_enum {
     CU_MEM_LOCATION_TYPE_NONE = 0x0,
     CU_MEM_LOCATION_TYPE_DEVICE = 0x1,
     CU_MEM_LOCATION_TYPE_HOST = 0x2,
-    CU_MEM_LOCATION_TYPE_HOST_NUMA = 0x3
+    CU_MEM_LOCATION_TYPE_HOST_NUMA = 0x3,
+    CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 0x4
 } CUmemLocationType;
 
+/* Later drivers put a second member in a union with id (two bytes); the
+ * struct keeps its 8 bytes, which it is passed by value as. */
 typedef struct CUmemLocation_st {
     CUmemLocationType type;
     int id;
 } CUmemLocation;
+_Static_assert(sizeof(CUmemLocation) == 8, "CUmemLocation must have the driver's layout");
+
+/* Who may access a memory pool's memory (cuMemPoolSetAccess,
+ * cuMemPoolGetAccess). */
+typedef enum CUmemAccess_flags_enum {
+    CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+    CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+    CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3
+} CUmemAccess_flags;
+
+typedef struct CUmemAccessDesc_st {
+    CUmemLocation location;
+    CUmemAccess_flags flags;
+} CUmemAccessDesc;
+
+/* Advice on managed memory (cuMemAdvise). */
+typedef enum CUmem_advise_enum {
+    CU_MEM_ADVISE_SET_READ_MOSTLY = 1,
+    CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2,
+    CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3,
+    CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4,
+    CU_MEM_ADVISE_SET_ACCESSED_BY = 5,
+    CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6
+} CUmem_advise;
+
+/* What cuMemRangeGetAttribute reads of a range of managed memory, each as
+ * 4-byte ints: READ_MOSTLY 1 when every page is read-mostly; PREFERRED_LOCATION
+ * a device ordinal, CU_DEVICE_CPU (the host) or CU_DEVICE_INVALID (none, or
+ * not the same for every page); ACCESSED_BY an array of device ordinals
+ * (CU_DEVICE_CPU for the host) padded with CU_DEVICE_INVALID;
+ * PREFERRED_LOCATION_TYPE a CUmemLocationType (INVALID for none) and
+ * PREFERRED_LOCATION_ID its id (CUDA 12.2). */
+typedef enum CUmem_range_attribute_enum {
+    CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1,
+    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2,
+    CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3,
+    CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 4,
+    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE = 5,
+    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID = 6,
+    CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE = 7,
+    CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8
+} CUmem_range_attribute;
+
+/* cuMemcpyWithAttributesAsync's description of a copy (CUDA 13.2): when the
+ * source may be read, where the two sides are likely to be (a location of
+ * type INVALID: no hint), and CUmemcpyFlags. */
+typedef enum CUmemcpySrcAccessOrder_enum {
+    CU_MEMCPY_SRC_ACCESS_ORDER_INVALID = 0x0,
+    CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 0x1,
+    CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL = 0x2,
+    CU_MEMCPY_SRC_ACCESS_ORDER_ANY = 0x3
+} CUmemcpySrcAccessOrder;
+
+typedef enum CUmemcpyFlags_enum {
+    CU_MEMCPY_FLAG_DEFAULT = 0x0,
+    CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 0x1
+} CUmemcpyFlags;
+
+typedef struct CUmemcpyAttributes_st {
+    CUmemcpySrcAccessOrder srcAccessOrder;
+    CUmemLocation srcLocHint;
+    CUmemLocation dstLocHint;
+    unsigned int flags;
+} CUmemcpyAttributes;
+_Static_assert(sizeof(CUmemcpyAttributes) == 24,
+               "CUmemcpyAttributes must have the driver's layout");
+
+/* Whether a stream is capturing work into a graph (cuStreamIsCapturing). */
+typedef enum CUstreamCaptureStatus_enum {
+    CU_STREAM_CAPTURE_STATUS_NONE = 0,
+    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+    CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+} CUstreamCaptureStatus;
 
 /* cuMemPoolCreate's description of a pool (88 bytes; everything not named
  * must be zero). */

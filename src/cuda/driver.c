@@ -47,15 +47,21 @@ static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
  * representation on every platform that has dlopen; POSIX requires it. */
 _Static_assert(sizeof(void *) == sizeof(void (*)(void)), "function pointers must be pointer-sized");
 
-/* The entry points of strided__driver and where each one goes. cuInit and
+/* The entry points of strided__driver and where each one goes: the symbol
+ * cuGetProcAddress is asked for, at which version (the one whose signature
+ * strided__driver declares), and whether the driver may lack it. cuInit and
  * cuDriverGetVersion are used only during the load. */
 typedef struct entry {
     const char *name;
     size_t offset;
+    int version;
+    bool optional;
 } entry;
 
 /* clang-format off */
-#define ENTRY(name) {#name, offsetof(strided__driver, name)}
+#define ENTRY(name) {#name, offsetof(strided__driver, name), STRIDED_CUDA_API_VERSION, false}
+#define OPTIONAL_ENTRY(field, symbol, version) \
+    {symbol, offsetof(strided__driver, field), version, true}
 /* clang-format on */
 static const entry entries[] = {
     ENTRY(cuGetErrorName),
@@ -100,8 +106,22 @@ static const entry entries[] = {
     ENTRY(cuModuleUnload),
     ENTRY(cuLaunchKernel),
     ENTRY(cuTensorMapEncodeTiled),
+    ENTRY(cuMemRangeGetAttribute),
+    ENTRY(cuMemPoolSetAccess),
+    ENTRY(cuMemPoolGetAccess),
+    ENTRY(cuStreamIsCapturing),
+    OPTIONAL_ENTRY(cuMemAdvise, "cuMemAdvise", STRIDED_CUDA_API_VERSION),
+    OPTIONAL_ENTRY(cuMemAdvise_v2, "cuMemAdvise", STRIDED_CUDA_MEM_LOCATION_VERSION),
+    OPTIONAL_ENTRY(cuMemPrefetchAsync, "cuMemPrefetchAsync", STRIDED_CUDA_API_VERSION),
+    OPTIONAL_ENTRY(cuMemPrefetchAsync_v2, "cuMemPrefetchAsync", STRIDED_CUDA_MEM_LOCATION_VERSION),
+    OPTIONAL_ENTRY(cuMemDiscardBatchAsync, "cuMemDiscardBatchAsync", STRIDED_CUDA_DISCARD_VERSION),
+    OPTIONAL_ENTRY(cuMemDiscardAndPrefetchBatchAsync, "cuMemDiscardAndPrefetchBatchAsync",
+                   STRIDED_CUDA_DISCARD_VERSION),
+    OPTIONAL_ENTRY(cuMemcpyWithAttributesAsync, "cuMemcpyWithAttributesAsync",
+                   STRIDED_CUDA_COPY_ATTRIBUTES_VERSION),
 };
 #undef ENTRY
+#undef OPTIONAL_ENTRY
 
 /* The name of the function in a call's text: "cu->cuMemFree(p)" and
  * "cuMemFree" both give "cuMemFree". STRIDED_CUDA_CHECK passes the whole
@@ -213,6 +233,23 @@ static bool resolve(const resolver *r, const char *symbol, int version, void *sl
     return true;
 }
 
+/* Resolve an optional entry point into slot, or leave it NULL: for a
+ * driver older than the entry's version (which cuGetProcAddress would
+ * refuse to be asked about) and for one that does not have it. Records
+ * nothing: a missing optional entry point is an answer, not a failure. */
+static void resolve_optional(const resolver *r, const entry *e, int driver_version, void *slot)
+{
+    void *pfn;
+    CUdriverProcAddressQueryResult found;
+
+    if (driver_version < e->version)
+        return;
+    if (lookup(r, e->name, e->version, &pfn, &found) != CUDA_SUCCESS || pfn == NULL ||
+        found != CU_GET_PROC_ADDRESS_SUCCESS)
+        return;
+    memcpy(slot, &pfn, sizeof pfn);
+}
+
 /* Find the lookup function; false when the library has neither. */
 static bool find_resolver(void *lib, resolver *r)
 {
@@ -278,7 +315,12 @@ static void load(void)
     /* The error names first, so that every later failure can be told in
      * the driver's words. */
     for (i = 0; i < sizeof entries / sizeof entries[0]; i++) {
-        if (!resolve(&r, entries[i].name, STRIDED_CUDA_API_VERSION, (char *)&d + entries[i].offset))
+        void *slot = (char *)&d + entries[i].offset;
+        if (entries[i].optional) {
+            resolve_optional(&r, &entries[i], version, slot);
+            continue;
+        }
+        if (!resolve(&r, entries[i].name, entries[i].version, slot))
             return;
         if (entries[i].offset == offsetof(strided__driver, cuGetErrorString)) {
             driver.cuGetErrorName = d.cuGetErrorName;

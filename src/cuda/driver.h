@@ -6,7 +6,10 @@
  * STRIDED_CUDA_DRIVER, which tests use to load a fake driver), resolves
  * every entry point below through cuGetProcAddress (asking for the API
  * version the declarations in cuda_api.h follow), and calls cuInit(0) - once,
- * thread-safely. Without a driver, strided__cuda() fails with
+ * thread-safely. The optional entry points, which older drivers lack, are
+ * asked for at the version that introduced their signature, only of a
+ * driver at least that new; one the driver does not give is NULL, and the
+ * calls that need it fail with STRIDED_ERR_UNSUPPORTED saying so. Without a driver, strided__cuda() fails with
  * STRIDED_ERR_NO_CUDA_DRIVER and a message that says why (dlopen's text);
  * host-only features never call it.
  *
@@ -74,6 +77,24 @@ typedef struct strided__driver {
                                        const cuuint32_t *, CUtensorMapInterleave,
                                        CUtensorMapSwizzle, CUtensorMapL2promotion,
                                        CUtensorMapFloatOOBfill);
+    CUresult (*cuMemRangeGetAttribute)(void *, size_t, CUmem_range_attribute, CUdeviceptr, size_t);
+    CUresult (*cuMemPoolSetAccess)(CUmemoryPool, const CUmemAccessDesc *, size_t);
+    CUresult (*cuMemPoolGetAccess)(CUmemAccess_flags *, CUmemoryPool, CUmemLocation *);
+    CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+    /* Optional: NULL when the driver lacks them. The advice and prefetch of
+     * CUDA 8.0 take a device ordinal (CU_DEVICE_CPU: the host); their
+     * CUDA 12.2 variants (cuMemAdvise and cuMemPrefetchAsync asked for at
+     * STRIDED_CUDA_MEM_LOCATION_VERSION) a CUmemLocation. */
+    CUresult (*cuMemAdvise)(CUdeviceptr, size_t, CUmem_advise, CUdevice);
+    CUresult (*cuMemAdvise_v2)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation);
+    CUresult (*cuMemPrefetchAsync)(CUdeviceptr, size_t, CUdevice, CUstream);
+    CUresult (*cuMemPrefetchAsync_v2)(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream);
+    CUresult (*cuMemDiscardBatchAsync)(CUdeviceptr *, size_t *, size_t, unsigned long long,
+                                       CUstream);
+    CUresult (*cuMemDiscardAndPrefetchBatchAsync)(CUdeviceptr *, size_t *, size_t, CUmemLocation *,
+                                                  size_t *, size_t, unsigned long long, CUstream);
+    CUresult (*cuMemcpyWithAttributesAsync)(CUdeviceptr, CUdeviceptr, size_t, CUmemcpyAttributes *,
+                                            CUstream);
 } strided__driver;
 
 /* The loaded driver, or STRIDED_ERR_NO_CUDA_DRIVER (message: op, then why:

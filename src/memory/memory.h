@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "base/base.h"
+#include "cuda/driver.h"
 #include "strided/buffer.h"
 #include "strided/resource.h"
 
@@ -35,6 +36,37 @@ void strided__resource_deallocate(strided_memory_resource *mr, void *ptr, size_t
 /* Whether mr is one of the built-in resources, whose memory is of the kind
  * its properties say; a user's resource only claims so. */
 bool strided__resource_is_builtin(const strided_memory_resource *mr);
+
+/* The device whose primary context runs work on memory of info: its own,
+ * else device 0. */
+int strided__memory_device(const strided_memory_info *info);
+
+/* The driver in *cu, with device's primary context made current in *scope
+ * (strided__context_leave ends it). */
+strided_status strided__enter_device(const char *op, int device, const strided__driver **cu,
+                                     strided__context_scope *scope);
+
+/* Fail with STRIDED_ERR_INVALID_ARGUMENT unless device is the ordinal of a
+ * device that exists ("device 5 does not exist; there are 2 CUDA
+ * devices"); *out_count (may be NULL) is the device count. */
+strided_status strided__check_device(const char *op, const strided__driver *cu, int device,
+                                     int *out_count);
+
+/* The location types an operation takes, as a mask of
+ * 1 << strided_memory_location_type. */
+#define STRIDED__ANY_LOCATION                                          \
+    ((1u << STRIDED_LOCATION_DEVICE) | (1u << STRIDED_LOCATION_HOST) | \
+     (1u << STRIDED_LOCATION_HOST_NUMA) | (1u << STRIDED_LOCATION_HOST_NUMA_CURRENT))
+
+/* The checks of a location that need no driver (strided/buffer.h): a
+ * known type, NONE only where allowed has it, a type of allowed (else
+ * "<what> does not support location_type='host_numa'"), a device id or
+ * NUMA node >= 0. STRIDED_ERR_INVALID_ARGUMENT. */
+strided_status strided__check_location(const char *op, const char *what,
+                                       strided_memory_location loc, unsigned allowed);
+
+/* The driver's CUmemLocation for loc (NONE: type INVALID, id 0). */
+CUmemLocation strided__cu_location(strided_memory_location loc);
 
 /* One temporary of a copy: a buffer of size bytes from resource mr on
  * stream, for the host (device < 0) or for work on device (buffer.c).

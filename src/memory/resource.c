@@ -719,3 +719,254 @@ bool strided_memory_resource_is_closed(const strided_memory_resource *mr)
 {
     return atomic_load(&mr->closed);
 }
+
+/* The state of mr when it is a device memory pool's resource, the only
+ * kind whose pool grants peer access. */
+static strided_status device_pool_of(const char *op, const strided_memory_resource *mr,
+                                     const cuda_state **out)
+{
+    if (strided_memory_resource_is_closed(mr))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "%s has been closed",
+                             resource_name(mr));
+    const cuda_state *s = cuda_state_of(mr);
+    if (s == NULL || s->kind != POOL || mr->props.managed ||
+        s->location.type != STRIDED_LOCATION_DEVICE)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "peer access is granted by device memory pools only");
+    *out = s;
+    return STRIDED_OK;
+}
+
+/* mr's device pool state, with the pool's device's context made current
+ * in *scope (strided__context_leave ends it). */
+static strided_status enter_device_pool(const char *op, const strided_memory_resource *mr,
+                                        const cuda_state **out, strided__context_scope *scope)
+{
+    strided_status status = device_pool_of(op, mr, out);
+    if (status == STRIDED_OK)
+        status = strided__context_enter(op, (*out)->cu, (*out)->device, scope);
+    return status;
+}
+
+/* Which of the count devices may read and write s's pool: has[d] (false
+ * for the pool's own device, which is not asked about). Assumes: the
+ * pool's device's context is current. */
+static strided_status read_peer_access(const char *op, const cuda_state *s, int count, bool *has)
+{
+    for (int d = 0; d < count; d++) {
+        CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+        CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, d};
+        has[d] = false;
+        if (d == s->device)
+            continue;
+        strided_status status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolGetAccess(&flags, s->pool,
+                                                                                 &loc));
+        if (status != STRIDED_OK)
+            return status;
+        has[d] = flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    }
+    return STRIDED_OK;
+}
+
+/* The device count, and room for a flag per device. */
+static strided_status device_flags(const char *op, const cuda_state *s, int *count, bool **out)
+{
+    strided_status status = STRIDED_CUDA_CHECK(op, s->cu->cuDeviceGetCount(count));
+    if (status != STRIDED_OK)
+        return status;
+    /* Room for at least one, so that no device yields no allocation. */
+    *out = strided__malloc((size_t)*count + 1);
+    if (*out == NULL)
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate %d flags", *count);
+    return STRIDED_OK;
+}
+
+typedef struct peer_list {
+    int *devices;
+    size_t capacity;
+    size_t count;
+} peer_list;
+
+/* List the devices with access into list. Assumes: the pool's device's
+ * context is current. */
+static strided_status list_peer_access(const char *op, const cuda_state *s, peer_list *list)
+{
+    int count = 0;
+    bool *has = NULL;
+    strided_status status = device_flags(op, s, &count, &has);
+    if (status == STRIDED_OK)
+        status = read_peer_access(op, s, count, has);
+    size_t found = 0;
+    for (int d = 0; status == STRIDED_OK && d < count; d++)
+        found += has[d];
+    if (status == STRIDED_OK && found > list->capacity)
+        status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                               "%zu devices have access, room for %zu", found, list->capacity);
+    for (int d = 0, i = 0; status == STRIDED_OK && d < count; d++)
+        if (has[d])
+            list->devices[i++] = d;
+    if (status == STRIDED_OK)
+        list->count = found;
+    strided__free(has);
+    return status;
+}
+
+strided_status strided_memory_resource_peer_access(const strided_memory_resource *mr,
+                                                   int *out_devices, size_t capacity,
+                                                   size_t *out_count)
+{
+    const char *op = "peer_access";
+    if (mr == NULL || out_count == NULL || (out_devices == NULL && capacity > 0))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "mr, out_count and, for a capacity, out_devices are required");
+    const cuda_state *s = NULL;
+    strided__context_scope scope;
+    strided_status status = enter_device_pool(op, mr, &s, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    peer_list list = {out_devices, capacity, 0};
+    status = list_peer_access(op, s, &list);
+    strided__context_leave(s->cu, &scope);
+    if (status == STRIDED_OK)
+        *out_count = list.count;
+    return status;
+}
+
+/* A change of peer access: the devices to grant, those to revoke, and
+ * whether every other device is revoked (replace); one says a single
+ * device is granted, whose refusal reads in cuda.core's words for one. */
+typedef struct peer_change {
+    const int *grant;
+    size_t n_grant;
+    const int *revoke;
+    size_t n_revoke;
+    bool replace;
+    bool one;
+} peer_change;
+
+/* Fail unless every device of grant exists and can reach the pool's
+ * device; the refused ones are named together. */
+static strided_status check_grants(const char *op, const cuda_state *s, const peer_change *c,
+                                   int count)
+{
+    for (size_t i = 0; i < c->n_grant; i++)
+        if (c->grant[i] < 0 || c->grant[i] >= count)
+            return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                                 "device %d does not exist; there are %d CUDA devices", c->grant[i],
+                                 count);
+    CUdevice owner;
+    strided_status status = STRIDED_CUDA_CHECK(op, s->cu->cuDeviceGet(&owner, s->device));
+    if (status != STRIDED_OK)
+        return status;
+    char refused[256] = "";
+    size_t used = 0, n_refused = 0;
+    bool full = false;
+    for (size_t i = 0; i < c->n_grant; i++) {
+        int d = c->grant[i], can = 0;
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = c->grant[j] == d;
+        if (d == s->device || seen)
+            continue;
+        CUdevice peer;
+        status = STRIDED_CUDA_CHECK(op, s->cu->cuDeviceGet(&peer, d));
+        if (status == STRIDED_OK)
+            status = STRIDED_CUDA_CHECK(op, s->cu->cuDeviceCanAccessPeer(&can, peer, owner));
+        if (status != STRIDED_OK)
+            return status;
+        if (can)
+            continue;
+        n_refused++;
+        if (full)
+            continue;
+        /* The list as cuda.core writes it, cut short (", ...") past the
+         * room for it. */
+        int n = snprintf(refused + used, sizeof refused - used, "%s%d", used ? ", " : "", d);
+        full = n < 0 || (size_t)n >= sizeof refused - used - 8;
+        if (full)
+            strcpy(refused + used, ", ...");
+        else
+            used += (size_t)n;
+    }
+    if (n_refused == 0)
+        return STRIDED_OK;
+    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "Device %d cannot access peer%s: %s",
+                         s->device, c->one ? "" : "(s)", refused);
+}
+
+/* Apply c to s's pool: read the access, work out the changes, make them
+ * in one cuMemPoolSetAccess. Assumes: the pool's device's context is
+ * current, the lists are checked. */
+static strided_status apply_peer_change(const char *op, const cuda_state *s, const peer_change *c,
+                                        int count, bool *has)
+{
+    strided_status status = read_peer_access(op, s, count, has);
+    if (status != STRIDED_OK)
+        return status;
+    CUmemAccessDesc *descs = strided__malloc(((size_t)count + 1) * sizeof *descs);
+    if (descs == NULL)
+        return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate %d access descriptors",
+                             count);
+    size_t n = 0;
+    for (int d = 0; d < count; d++) {
+        bool want = has[d] && !c->replace;
+        for (size_t i = 0; i < c->n_revoke; i++)
+            want = want && c->revoke[i] != d;
+        for (size_t i = 0; i < c->n_grant; i++)
+            want = want || c->grant[i] == d;
+        if (d == s->device || want == has[d])
+            continue;
+        descs[n].location = (CUmemLocation){CU_MEM_LOCATION_TYPE_DEVICE, d};
+        descs[n].flags = want ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+        n++;
+    }
+    if (n > 0)
+        status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolSetAccess(s->pool, descs, n));
+    strided__free(descs);
+    return status;
+}
+
+static strided_status change_peer_access(const char *op, strided_memory_resource *mr,
+                                         const peer_change *c)
+{
+    if (mr == NULL || (c->grant == NULL && c->n_grant > 0) ||
+        (c->revoke == NULL && c->n_revoke > 0))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "mr and, for a count, its list of devices are required");
+    const cuda_state *s = NULL;
+    strided__context_scope scope;
+    strided_status status = enter_device_pool(op, mr, &s, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    int count = 0;
+    bool *has = NULL;
+    status = device_flags(op, s, &count, &has);
+    if (status == STRIDED_OK)
+        status = check_grants(op, s, c, count);
+    if (status == STRIDED_OK)
+        status = apply_peer_change(op, s, c, count, has);
+    strided__free(has);
+    strided__context_leave(s->cu, &scope);
+    return status;
+}
+
+strided_status strided_memory_resource_update_peer_access(strided_memory_resource *mr,
+                                                          const int *grant, size_t n_grant,
+                                                          const int *revoke, size_t n_revoke)
+{
+    peer_change c = {grant, n_grant, revoke, n_revoke, false, false};
+    return change_peer_access("peer_access", mr, &c);
+}
+
+strided_status strided_memory_resource_grant_peer_access(strided_memory_resource *mr, int device)
+{
+    peer_change c = {&device, 1, NULL, 0, false, true};
+    return change_peer_access("peer_access", mr, &c);
+}
+
+strided_status strided_memory_resource_set_peer_access(strided_memory_resource *mr,
+                                                       const int *devices, size_t count)
+{
+    peer_change c = {devices, count, NULL, 0, true, false};
+    return change_peer_access("peer_access", mr, &c);
+}

@@ -77,6 +77,11 @@ FAKE_EXPORT long fake_cuda_live_pools(void);
 FAKE_EXPORT void fake_cuda_set_host_numa_id(int id);
 FAKE_EXPORT int fake_cuda_last_memop(fake_cuda_memop *out);
 FAKE_EXPORT int fake_cuda_last_tensor_map(fake_cuda_tensor_map *out);
+FAKE_EXPORT int fake_cuda_pool_access(void *pool, int device);
+FAKE_EXPORT void fake_cuda_set_capturing(void *stream, int on);
+FAKE_EXPORT int fake_cuda_managed_info(uintptr_t address, fake_cuda_managed *out);
+FAKE_EXPORT int fake_cuda_last_managed_op(fake_cuda_managed_op *out);
+FAKE_EXPORT int fake_cuda_last_copy_attributes(fake_cuda_copy_attributes *out);
 #ifndef FAKE_CUDA_V1_ONLY
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                          cuuint64_t flags, CUdriverProcAddressQueryResult *status);
@@ -85,6 +90,7 @@ FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVe
                                       cuuint64_t flags);
 
 #define MAX_DEVICES 64
+#define MAX_DEVICES_ACCESS MAX_DEVICES
 #define ALIGNMENT 256
 #define FAKE_MULTIPROCESSORS 132 /* as an H200 */
 #define FAKE_DEVICE_NAME "Fake CUDA Device"
@@ -102,6 +108,7 @@ struct CUmemPoolHandle_st {
     cuuint64_t used, used_high; /* bytes allocated from it and not freed */
     int reuse[3];               /* the REUSE_* attributes */
     bool created, destroyed;
+    CUmemAccess_flags access[MAX_DEVICES_ACCESS]; /* cuMemPoolSetAccess's, by device */
 };
 
 static struct CUctx_st contexts[MAX_DEVICES];
@@ -122,52 +129,63 @@ __attribute__((constructor)) static void number_devices(void)
 }
 
 /* The entry points, for call counts and injected failures. */
-#define ENTRY_POINTS(X)         \
-    X(cuGetProcAddress)         \
-    X(cuInit)                   \
-    X(cuDriverGetVersion)       \
-    X(cuGetErrorName)           \
-    X(cuGetErrorString)         \
-    X(cuDeviceGetCount)         \
-    X(cuDeviceGet)              \
-    X(cuDeviceGetName)          \
-    X(cuDeviceGetAttribute)     \
-    X(cuDevicePrimaryCtxRetain) \
-    X(cuCtxGetCurrent)          \
-    X(cuCtxSetCurrent)          \
-    X(cuCtxGetDevice)           \
-    X(cuPointerGetAttributes)   \
-    X(cuStreamSynchronize)      \
-    X(cuEventCreate)            \
-    X(cuEventRecord)            \
-    X(cuStreamWaitEvent)        \
-    X(cuEventDestroy)           \
-    X(cuEventSynchronize)       \
-    X(cuDeviceCanAccessPeer)    \
-    X(cuCtxEnablePeerAccess)    \
-    X(cuMemHostAlloc)           \
-    X(cuMemAllocHost)           \
-    X(cuMemFreeHost)            \
-    X(cuMemAllocManaged)        \
-    X(cuMemFree)                \
-    X(cuDeviceGetMemPool)       \
-    X(cuMemPoolCreate)          \
-    X(cuMemPoolDestroy)         \
-    X(cuMemPoolGetAttribute)    \
-    X(cuMemPoolSetAttribute)    \
-    X(cuMemAllocFromPoolAsync)  \
-    X(cuMemFreeAsync)           \
-    X(cuMemcpyAsync)            \
-    X(cuMemcpy2DAsync)          \
-    X(cuMemcpyPeerAsync)        \
-    X(cuMemsetD8Async)          \
-    X(cuMemsetD16Async)         \
-    X(cuMemsetD32Async)         \
-    X(cuModuleLoadData)         \
-    X(cuModuleGetFunction)      \
-    X(cuModuleUnload)           \
-    X(cuLaunchKernel)           \
-    X(cuTensorMapEncodeTiled)
+#define ENTRY_POINTS(X)                  \
+    X(cuGetProcAddress)                  \
+    X(cuInit)                            \
+    X(cuDriverGetVersion)                \
+    X(cuGetErrorName)                    \
+    X(cuGetErrorString)                  \
+    X(cuDeviceGetCount)                  \
+    X(cuDeviceGet)                       \
+    X(cuDeviceGetName)                   \
+    X(cuDeviceGetAttribute)              \
+    X(cuDevicePrimaryCtxRetain)          \
+    X(cuCtxGetCurrent)                   \
+    X(cuCtxSetCurrent)                   \
+    X(cuCtxGetDevice)                    \
+    X(cuPointerGetAttributes)            \
+    X(cuStreamSynchronize)               \
+    X(cuEventCreate)                     \
+    X(cuEventRecord)                     \
+    X(cuStreamWaitEvent)                 \
+    X(cuEventDestroy)                    \
+    X(cuEventSynchronize)                \
+    X(cuDeviceCanAccessPeer)             \
+    X(cuCtxEnablePeerAccess)             \
+    X(cuMemHostAlloc)                    \
+    X(cuMemAllocHost)                    \
+    X(cuMemFreeHost)                     \
+    X(cuMemAllocManaged)                 \
+    X(cuMemFree)                         \
+    X(cuDeviceGetMemPool)                \
+    X(cuMemPoolCreate)                   \
+    X(cuMemPoolDestroy)                  \
+    X(cuMemPoolGetAttribute)             \
+    X(cuMemPoolSetAttribute)             \
+    X(cuMemAllocFromPoolAsync)           \
+    X(cuMemFreeAsync)                    \
+    X(cuMemcpyAsync)                     \
+    X(cuMemcpy2DAsync)                   \
+    X(cuMemcpyPeerAsync)                 \
+    X(cuMemsetD8Async)                   \
+    X(cuMemsetD16Async)                  \
+    X(cuMemsetD32Async)                  \
+    X(cuModuleLoadData)                  \
+    X(cuModuleGetFunction)               \
+    X(cuModuleUnload)                    \
+    X(cuLaunchKernel)                    \
+    X(cuTensorMapEncodeTiled)            \
+    X(cuMemRangeGetAttribute)            \
+    X(cuMemPoolSetAccess)                \
+    X(cuMemPoolGetAccess)                \
+    X(cuStreamIsCapturing)               \
+    X(cuMemAdvise)                       \
+    X(cuMemAdvise_v2)                    \
+    X(cuMemPrefetchAsync)                \
+    X(cuMemPrefetchAsync_v2)             \
+    X(cuMemDiscardBatchAsync)            \
+    X(cuMemDiscardAndPrefetchBatchAsync) \
+    X(cuMemcpyWithAttributesAsync)
 
 enum {
 #define X(name) E_##name,
@@ -185,10 +203,22 @@ static const char *const entry_names[E_COUNT] = {
 /* How a range came to be, so that each free call accepts only its own. */
 typedef enum origin { ADDED, HOST_ALLOC, MANAGED_ALLOC, POOL_ALLOC } origin;
 
+/* At most this many locations (every device and the host) keep a mapping
+ * to a range of managed memory. */
+#define MAX_ACCESSED (MAX_DEVICES + 1)
+
 typedef struct range {
     fake_cuda_range r;
     origin how;
     void *memory; /* what to free; NULL for added ranges */
+    /* Managed memory's advice and what was done to it, for the whole
+     * range: advising part of a range advises all of it. */
+    int read_mostly;
+    CUmemLocation preferred;    /* type INVALID: none */
+    int accessed[MAX_ACCESSED]; /* in the order advised; -1: the host */
+    int n_accessed;
+    CUmemLocation last_prefetch; /* type INVALID: none */
+    int discards;
 } range;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -221,6 +251,13 @@ static bool memop_done;
 static fake_cuda_memop last_memop;
 static bool tensor_map_done;
 static fake_cuda_tensor_map last_tensor_map;
+/* Streams capturing a graph (fake_cuda_set_capturing). */
+#define MAX_CAPTURING 8
+static void *capturing[MAX_CAPTURING];
+static bool managed_op_done;
+static fake_cuda_managed_op last_managed_op;
+static bool copy_attributes_done;
+static fake_cuda_copy_attributes last_copy_attributes;
 
 static int entry_index(const char *name)
 {
@@ -291,6 +328,7 @@ static void add(const fake_cuda_range *r, origin how, void *memory)
         ranges = grown;
         capacity = n;
     }
+    memset(&ranges[nranges], 0, sizeof ranges[nranges]);
     ranges[nranges].r = *r;
     ranges[nranges].how = how;
     ranges[nranges].memory = memory;
@@ -349,7 +387,11 @@ void fake_cuda_reset(int count, int pageable_memory_access, int memory_pools_sup
         pools[i].release_threshold = 0;
         pools[i].used = pools[i].used_high = 0;
         pools[i].reuse[0] = pools[i].reuse[1] = pools[i].reuse[2] = 1;
+        memset(pools[i].access, 0, sizeof pools[i].access);
     }
+    memset(capturing, 0, sizeof capturing);
+    managed_op_done = false;
+    copy_attributes_done = false;
     for (size_t i = 0; i < ncreated_pools; i++)
         free(created_pools[i]);
     free(created_pools);
@@ -1583,6 +1625,491 @@ int fake_cuda_last_tensor_map(fake_cuda_tensor_map *out)
     return copy_record(&tensor_map_done, &last_tensor_map, out, sizeof *out);
 }
 
+/* Whether a managed-memory entry point may be called now: a current
+ * context. */
+static CUresult need_context(void)
+{
+    return current == NULL ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+
+/* The managed range that holds [p, p + n), n > 0; NULL when there is none
+ * (memory that is not managed, or a range past the allocation's end).
+ * Assumes: lock held. */
+static range *managed_range(uintptr_t p, size_t n)
+{
+    range *x = find(p);
+    if (x == NULL || !x->r.is_managed || n == 0 || n > x->r.size - (p - x->r.begin))
+        return NULL;
+    return x;
+}
+
+/* Whether loc is a location the driver takes: any of the four kinds
+ * (all true), or a device or the host. CUDA_ERROR_INVALID_DEVICE for a
+ * device that does not exist. */
+static CUresult check_location(CUmemLocation loc, bool all)
+{
+    switch (loc.type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE: {
+        pthread_mutex_lock(&lock);
+        bool ok = valid_device(loc.id);
+        pthread_mutex_unlock(&lock);
+        return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    }
+    case CU_MEM_LOCATION_TYPE_HOST: return CUDA_SUCCESS;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+        return all && loc.id >= 0 && loc.id < FAKE_NUMA_NODES ? CUDA_SUCCESS
+                                                              : CUDA_ERROR_INVALID_VALUE;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+        return all ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+/* The location an ordinal of the older entry points names. */
+static CUmemLocation ordinal_location(CUdevice device)
+{
+    CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, device};
+    if (device == CU_DEVICE_CPU)
+        loc = (CUmemLocation){CU_MEM_LOCATION_TYPE_HOST, 0};
+    return loc;
+}
+
+static void note_managed_op(int e, CUdeviceptr p, size_t n, int advice, CUmemLocation loc,
+                            CUstream stream)
+{
+    fake_cuda_managed_op m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.function, sizeof m.function, "%s", entry_names[e]);
+    m.address = (uintptr_t)p;
+    m.size = n;
+    m.advice = advice;
+    m.location_type = (int)loc.type;
+    m.location_id = loc.id;
+    m.stream = stream;
+    m.device = current != NULL ? current->device : -1;
+    pthread_mutex_lock(&lock);
+    last_managed_op = m;
+    managed_op_done = true;
+    pthread_mutex_unlock(&lock);
+}
+
+/* The calling thread's NUMA node stands for the fake's node 0. */
+static CUmemLocation resolved(CUmemLocation loc)
+{
+    if (loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+        loc = (CUmemLocation){CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
+    if (loc.type == CU_MEM_LOCATION_TYPE_HOST)
+        loc.id = 0;
+    return loc;
+}
+
+/* Apply advice with its location (checked) to the range. Assumes: lock
+ * held. */
+static void apply_advice(range *x, CUmem_advise advice, CUmemLocation loc)
+{
+    int who = loc.type == CU_MEM_LOCATION_TYPE_HOST ? -1 : loc.id;
+    switch (advice) {
+    case CU_MEM_ADVISE_SET_READ_MOSTLY: x->read_mostly = 1; break;
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY: x->read_mostly = 0; break;
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION: x->preferred = resolved(loc); break;
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+        x->preferred = (CUmemLocation){CU_MEM_LOCATION_TYPE_INVALID, 0};
+        break;
+    case CU_MEM_ADVISE_SET_ACCESSED_BY: {
+        bool there = false;
+        for (int i = 0; i < x->n_accessed; i++)
+            there = there || x->accessed[i] == who;
+        if (!there && x->n_accessed < MAX_ACCESSED)
+            x->accessed[x->n_accessed++] = who;
+        break;
+    }
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+        for (int i = 0; i < x->n_accessed; i++)
+            if (x->accessed[i] == who) {
+                memmove(&x->accessed[i], &x->accessed[i + 1],
+                        (size_t)(x->n_accessed - i - 1) * sizeof x->accessed[0]);
+                x->n_accessed--;
+                break;
+            }
+        break;
+    }
+}
+
+/* Both generations of cuMemAdvise: the location is checked by the advice
+ * that uses it, ignored by the others. */
+static CUresult advise(int e, CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
+{
+    CUresult result = need_context();
+    if (result != CUDA_SUCCESS)
+        return result;
+    if (advice < CU_MEM_ADVISE_SET_READ_MOSTLY || advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (advice == CU_MEM_ADVISE_SET_PREFERRED_LOCATION)
+        result = check_location(loc, true);
+    else if (advice == CU_MEM_ADVISE_SET_ACCESSED_BY || advice == CU_MEM_ADVISE_UNSET_ACCESSED_BY)
+        result = check_location(loc, false);
+    if (result != CUDA_SUCCESS)
+        return result;
+    pthread_mutex_lock(&lock);
+    range *x = managed_range((uintptr_t)p, n);
+    if (x != NULL)
+        apply_advice(x, advice, loc);
+    pthread_mutex_unlock(&lock);
+    if (x == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    note_managed_op(e, p, n, (int)advice, loc, NULL);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemAdvise(CUdeviceptr p, size_t n, CUmem_advise advice, CUdevice device)
+{
+    BEGIN_INITIALIZED(cuMemAdvise);
+    return advise(E_cuMemAdvise, p, n, advice, ordinal_location(device));
+}
+
+static CUresult fake_cuMemAdvise_v2(CUdeviceptr p, size_t n, CUmem_advise advice, CUmemLocation loc)
+{
+    BEGIN_INITIALIZED(cuMemAdvise_v2);
+    return advise(E_cuMemAdvise_v2, p, n, advice, loc);
+}
+
+/* A prefetch of a range to a location (checked here). */
+static CUresult prefetch(int e, CUdeviceptr p, size_t n, CUmemLocation loc, CUstream stream)
+{
+    note_stream(e, stream);
+    CUresult result = need_context();
+    if (result == CUDA_SUCCESS)
+        result = check_location(loc, true);
+    if (result != CUDA_SUCCESS)
+        return result;
+    pthread_mutex_lock(&lock);
+    range *x = managed_range((uintptr_t)p, n);
+    if (x != NULL)
+        x->last_prefetch = resolved(loc);
+    pthread_mutex_unlock(&lock);
+    if (x == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    note_managed_op(e, p, n, 0, loc, stream);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemPrefetchAsync(CUdeviceptr p, size_t n, CUdevice device, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemPrefetchAsync);
+    return prefetch(E_cuMemPrefetchAsync, p, n, ordinal_location(device), stream);
+}
+
+static CUresult fake_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc,
+                                           unsigned int flags, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemPrefetchAsync_v2);
+    if (flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return prefetch(E_cuMemPrefetchAsync_v2, p, n, loc, stream);
+}
+
+/* Discard count ranges and, with locations, prefetch them there: every
+ * range and location is checked before any is touched. */
+static CUresult discard(int e, CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLocation *locs,
+                        size_t *loc_indices, size_t n_locs, unsigned long long flags,
+                        CUstream stream)
+{
+    note_stream(e, stream);
+    CUresult result = need_context();
+    if (result != CUDA_SUCCESS)
+        return result;
+    if (ptrs == NULL || sizes == NULL || count == 0 || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (e == E_cuMemDiscardAndPrefetchBatchAsync) {
+        /* Location k applies from copy loc_indices[k] on: the indices
+         * start at 0 and ascend. */
+        if (locs == NULL || loc_indices == NULL || n_locs == 0 || n_locs > count ||
+            loc_indices[0] != 0)
+            return CUDA_ERROR_INVALID_VALUE;
+        for (size_t k = 0; k < n_locs; k++) {
+            if (k > 0 && loc_indices[k] <= loc_indices[k - 1])
+                return CUDA_ERROR_INVALID_VALUE;
+            if ((result = check_location(locs[k], true)) != CUDA_SUCCESS)
+                return result;
+        }
+    }
+    pthread_mutex_lock(&lock);
+    bool ok = true;
+    for (size_t i = 0; i < count && ok; i++)
+        ok = managed_range((uintptr_t)ptrs[i], sizes[i]) != NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < count && ok; i++) {
+        range *x = managed_range((uintptr_t)ptrs[i], sizes[i]);
+        x->discards++;
+        if (moving)
+            memset((void *)(uintptr_t)ptrs[i], 0xdd, sizes[i]);
+        if (locs != NULL) {
+            while (k + 1 < n_locs && loc_indices[k + 1] <= i)
+                k++;
+            x->last_prefetch = resolved(locs[k]);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUmemLocation none = {CU_MEM_LOCATION_TYPE_INVALID, 0};
+    note_managed_op(e, ptrs[count - 1], sizes[count - 1], 0, locs != NULL ? locs[k] : none, stream);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                            unsigned long long flags, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemDiscardBatchAsync);
+    return discard(E_cuMemDiscardBatchAsync, ptrs, sizes, count, NULL, NULL, 0, flags, stream);
+}
+
+static CUresult fake_cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes,
+                                                       size_t count, CUmemLocation *locs,
+                                                       size_t *loc_indices, size_t n_locs,
+                                                       unsigned long long flags, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemDiscardAndPrefetchBatchAsync);
+    return discard(E_cuMemDiscardAndPrefetchBatchAsync, ptrs, sizes, count, locs, loc_indices,
+                   n_locs, flags, stream);
+}
+
+/* One 4-byte value of a range attribute. */
+static CUresult range_value(const range *x, CUmem_range_attribute attribute, int *out)
+{
+    switch (attribute) {
+    case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: *out = x->read_mostly; return CUDA_SUCCESS;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION:
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: {
+        /* The older attributes name devices by ordinal and every host
+         * location CU_DEVICE_CPU. */
+        CUmemLocation loc = attribute == CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+                                ? x->preferred
+                                : x->last_prefetch;
+        *out = loc.type == CU_MEM_LOCATION_TYPE_DEVICE    ? loc.id
+               : loc.type == CU_MEM_LOCATION_TYPE_INVALID ? CU_DEVICE_INVALID
+                                                          : CU_DEVICE_CPU;
+        return CUDA_SUCCESS;
+    }
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE:
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID:
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE:
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: {
+        if (driver_version() < 12020)
+            return CUDA_ERROR_INVALID_VALUE;
+        bool preferred = attribute == CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE ||
+                         attribute == CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID;
+        CUmemLocation loc = preferred ? x->preferred : x->last_prefetch;
+        bool type = attribute == CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE ||
+                    attribute == CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE;
+        *out = type ? (int)loc.type : loc.id;
+        return CUDA_SUCCESS;
+    }
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+static CUresult fake_cuMemRangeGetAttribute(void *data, size_t size,
+                                            CUmem_range_attribute attribute, CUdeviceptr p,
+                                            size_t n)
+{
+    BEGIN_INITIALIZED(cuMemRangeGetAttribute);
+    if (data == NULL || size == 0 || size % 4 != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attribute != CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY && size != 4)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    const range *x = managed_range((uintptr_t)p, n);
+    range copy;
+    if (x != NULL)
+        copy = *x;
+    pthread_mutex_unlock(&lock);
+    if (x == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attribute == CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY) {
+        /* As many as fit, in the order advised, the rest padded. */
+        int *out = data;
+        for (size_t i = 0; i < size / 4; i++)
+            out[i] = i < (size_t)copy.n_accessed ? copy.accessed[i] : CU_DEVICE_INVALID;
+        return CUDA_SUCCESS;
+    }
+    int v = 0;
+    CUresult result = range_value(&copy, attribute, &v);
+    if (result == CUDA_SUCCESS)
+        memcpy(data, &v, sizeof v);
+    return result;
+}
+
+int fake_cuda_managed_info(uintptr_t address, fake_cuda_managed *out)
+{
+    pthread_mutex_lock(&lock);
+    const range *x = find(address);
+    if (x != NULL) {
+        memset(out, 0, sizeof *out);
+        out->read_mostly = x->read_mostly;
+        out->preferred_type = (int)x->preferred.type;
+        out->preferred_id = x->preferred.id;
+        out->n_accessed = x->n_accessed;
+        memcpy(out->accessed, x->accessed, sizeof x->accessed);
+        out->prefetch_type = (int)x->last_prefetch.type;
+        out->prefetch_id = x->last_prefetch.id;
+        out->discards = x->discards;
+    }
+    pthread_mutex_unlock(&lock);
+    return x != NULL;
+}
+
+int fake_cuda_last_managed_op(fake_cuda_managed_op *out)
+{
+    return copy_record(&managed_op_done, &last_managed_op, out, sizeof *out);
+}
+
+/* The pool's own device: a device pool's, or -1 for a host pool. */
+static int pool_device(CUmemoryPool pool)
+{
+    return pool->props.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? pool->props.location.id : -1;
+}
+
+static CUresult fake_cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)
+{
+    BEGIN_INITIALIZED(cuMemPoolSetAccess);
+    if (map == NULL && count > 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult result = is_pool_locked(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count && result == CUDA_SUCCESS; i++) {
+        int d = map[i].location.id, owner = pool_device(pool);
+        if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+            (map[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&
+             map[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READ &&
+             map[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) ||
+            d == owner)
+            result = CUDA_ERROR_INVALID_VALUE;
+        else if (!valid_device(d) || (owner >= 0 && map[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&
+                                      (d >= FAKE_PEER_DEVICES || owner >= FAKE_PEER_DEVICES)))
+            result = CUDA_ERROR_INVALID_DEVICE;
+    }
+    for (size_t i = 0; i < count && result == CUDA_SUCCESS; i++)
+        pool->access[map[i].location.id] = map[i].flags;
+    pthread_mutex_unlock(&lock);
+    return result;
+}
+
+static CUresult fake_cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool,
+                                        CUmemLocation *location)
+{
+    BEGIN_INITIALIZED(cuMemPoolGetAccess);
+    if (flags == NULL || location == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    CUresult result = CUDA_SUCCESS;
+    if (!is_pool_locked(pool) || location->type != CU_MEM_LOCATION_TYPE_DEVICE)
+        result = CUDA_ERROR_INVALID_VALUE;
+    else if (!valid_device(location->id))
+        result = CUDA_ERROR_INVALID_DEVICE;
+    else if (location->id == pool_device(pool))
+        *flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    else
+        *flags = pool->access[location->id];
+    pthread_mutex_unlock(&lock);
+    return result;
+}
+
+int fake_cuda_pool_access(void *pool, int device)
+{
+    pthread_mutex_lock(&lock);
+    CUmemoryPool p = pool;
+    bool known = is_pool_locked(p);
+    for (size_t i = 0; i < ncreated_pools && !known; i++)
+        known = created_pools[i] == p;
+    int flags = -1;
+    if (known && device >= 0 && device < MAX_DEVICES)
+        flags = device == pool_device(p) ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : p->access[device];
+    pthread_mutex_unlock(&lock);
+    return flags;
+}
+
+void fake_cuda_set_capturing(void *stream, int on)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_CAPTURING; i++)
+        if (capturing[i] == stream)
+            capturing[i] = NULL;
+    for (int i = 0; i < MAX_CAPTURING && on && stream != NULL; i++)
+        if (capturing[i] == NULL) {
+            capturing[i] = stream;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+}
+
+static bool is_capturing(CUstream stream)
+{
+    pthread_mutex_lock(&lock);
+    bool yes = false;
+    for (int i = 0; i < MAX_CAPTURING && stream != NULL; i++)
+        yes = yes || capturing[i] == (void *)stream;
+    pthread_mutex_unlock(&lock);
+    return yes;
+}
+
+static CUresult fake_cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status)
+{
+    BEGIN_INITIALIZED(cuStreamIsCapturing);
+    note_stream(E_cuStreamIsCapturing, stream);
+    if (status == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) &&
+        current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *status = is_capturing(stream) ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                   : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+/* A location hint: none (INVALID), or a location the driver takes. */
+static bool valid_hint(CUmemLocation loc)
+{
+    return loc.type == CU_MEM_LOCATION_TYPE_INVALID || check_location(loc, true) == CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemcpyWithAttributesAsync(CUdeviceptr dst, CUdeviceptr src, size_t size,
+                                                 CUmemcpyAttributes *attr, CUstream stream)
+{
+    BEGIN_INITIALIZED(cuMemcpyWithAttributesAsync);
+    note_stream(E_cuMemcpyWithAttributesAsync, stream);
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (attr == NULL || attr->srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+        attr->srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY ||
+        (attr->flags & ~(unsigned int)CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE) != 0 ||
+        !valid_hint(attr->srcLocHint) || !valid_hint(attr->dstLocHint))
+        return CUDA_ERROR_INVALID_VALUE;
+    /* The legacy default stream synchronizes with every other: the driver
+     * refuses it here. */
+    if (stream == NULL || stream == CU_STREAM_LEGACY)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (is_capturing(stream))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    note_memop(E_cuMemcpyWithAttributesAsync, dst, src, 0, size, stream);
+    CUresult result = dma(dst, src, size);
+    if (result != CUDA_SUCCESS)
+        return result;
+    fake_cuda_copy_attributes a = {(int)attr->srcAccessOrder, (int)attr->srcLocHint.type,
+                                   attr->srcLocHint.id,       (int)attr->dstLocHint.type,
+                                   attr->dstLocHint.id,       attr->flags};
+    pthread_mutex_lock(&lock);
+    last_copy_attributes = a;
+    copy_attributes_done = true;
+    pthread_mutex_unlock(&lock);
+    return CUDA_SUCCESS;
+}
+
+int fake_cuda_last_copy_attributes(fake_cuda_copy_attributes *out)
+{
+    return copy_record(&copy_attributes_done, &last_copy_attributes, out, sizeof *out);
+}
+
 typedef struct symbol {
     const char *name;
     void (*fn)(void);
@@ -1592,6 +2119,12 @@ typedef struct symbol {
 #define SYMBOL(name, since)                       \
     {                                             \
 #name, (void (*)(void))fake_##name, since \
+    }
+/* A later variant of an entry point: cuGetProcAddress gives the newest
+ * variant the version asked for reaches. */
+#define SYMBOL_AS(name, fn, since)       \
+    {                                    \
+#name, (void (*)(void))fn, since \
     }
 static const symbol symbols[] = {
     SYMBOL(cuInit, 2000),
@@ -1638,8 +2171,20 @@ static const symbol symbols[] = {
     SYMBOL(cuModuleUnload, 2000),
     SYMBOL(cuLaunchKernel, 4000),
     SYMBOL(cuTensorMapEncodeTiled, 12000),
+    SYMBOL(cuMemRangeGetAttribute, 8000),
+    SYMBOL(cuMemPoolSetAccess, 11020),
+    SYMBOL(cuMemPoolGetAccess, 11020),
+    SYMBOL(cuStreamIsCapturing, 10000),
+    SYMBOL(cuMemAdvise, 8000),
+    SYMBOL_AS(cuMemAdvise, fake_cuMemAdvise_v2, 12020),
+    SYMBOL(cuMemPrefetchAsync, 8000),
+    SYMBOL_AS(cuMemPrefetchAsync, fake_cuMemPrefetchAsync_v2, 12020),
+    SYMBOL(cuMemDiscardBatchAsync, 13000),
+    SYMBOL(cuMemDiscardAndPrefetchBatchAsync, 13000),
+    SYMBOL(cuMemcpyWithAttributesAsync, 13020),
 };
 #undef SYMBOL
+#undef SYMBOL_AS
 
 static CUresult lookup(const char *name, void **pfn, int version,
                        CUdriverProcAddressQueryResult *status)
@@ -1655,16 +2200,17 @@ static CUresult lookup(const char *name, void **pfn, int version,
     *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     if (hidden != NULL && strcmp(hidden, name) == 0)
         return CUDA_SUCCESS;
+    const symbol *best = NULL;
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
         if (strcmp(symbols[i].name, name) != 0)
             continue;
-        if (version < symbols[i].since) {
-            *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
-            return CUDA_SUCCESS;
-        }
-        memcpy(pfn, &symbols[i].fn, sizeof *pfn);
+        *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+        if (version >= symbols[i].since && (best == NULL || symbols[i].since > best->since))
+            best = &symbols[i];
+    }
+    if (best != NULL) {
+        memcpy(pfn, &best->fn, sizeof *pfn);
         *status = CU_GET_PROC_ADDRESS_SUCCESS;
-        return CUDA_SUCCESS;
     }
     return CUDA_SUCCESS;
 }

@@ -167,4 +167,83 @@ typedef struct fake_cuda_tensor_map {
 /* Write the last one into out; 0 when there was none since the reset. */
 typedef int (*fake_cuda_last_tensor_map_fn)(fake_cuda_tensor_map *out);
 
+/* Peer access to memory pools. cuMemPoolSetAccess takes descriptors of
+ * devices (a pool's own device is refused, as is one that cannot reach the
+ * pool's device: every two distinct devices of the first 8 can) and
+ * applies all of them or none; cuMemPoolGetAccess answers what was set,
+ * READWRITE for the pool's own device. A device's default pool forgets its
+ * access at a reset. */
+
+/* The CUmemAccess_flags pool (a CUmemoryPool) has for device; -1 when the
+ * fake does not know the pool or the device. */
+typedef int (*fake_cuda_pool_access_fn)(void *pool, int device);
+
+/* Make stream (any handle but the legacy default stream) capture a graph
+ * (on != 0) or not, as cuStreamIsCapturing reports it; a capturing stream
+ * refuses cuMemcpyWithAttributesAsync
+ * (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED). Up to 8 streams; none after a
+ * reset. */
+typedef void (*fake_cuda_set_capturing_fn)(void *stream, int on);
+
+/* Managed memory. Advice (cuMemAdvise, both generations), prefetches
+ * (cuMemPrefetchAsync, both) and discards (the batched calls of CUDA 13.0)
+ * apply to ranges of managed memory only (CUDA_ERROR_INVALID_VALUE
+ * otherwise, and for a range that runs past its allocation), need a
+ * current context, and are kept per allocation: advising part of one
+ * advises all of it. Locations are checked as the driver checks them: a
+ * device that exists (CUDA_ERROR_INVALID_DEVICE), the host, host NUMA
+ * nodes 0 and 1, the calling thread's node (node 0); a preferred location
+ * may be any of them, an accessed-by location a device or the host.
+ * cuMemRangeGetAttribute answers from the advice, with 4-byte values (the
+ * type and id attributes of the preferred location only for drivers of
+ * CUDA 12.2 and later), and lists accessed-by locations in the order they
+ * were advised, padded with CU_DEVICE_INVALID. A discard sets the range's
+ * bytes to 0xdd when bytes move (fake_cuda_move_bytes). */
+typedef struct fake_cuda_managed {
+    int read_mostly;
+    int preferred_type; /* CUmemLocationType; 0: none */
+    int preferred_id;
+    int accessed[65]; /* device ordinals, -1 for the host, as advised */
+    int n_accessed;
+    int prefetch_type; /* of the last prefetch; 0: none */
+    int prefetch_id;
+    int discards; /* discards of the range since the reset */
+} fake_cuda_managed;
+
+/* Describe the managed memory that holds address into out; 0 when no
+ * known range holds it. */
+typedef int (*fake_cuda_managed_info_fn)(uintptr_t address, fake_cuda_managed *out);
+
+/* What the last successful advice, prefetch or discard since the last
+ * reset was given. */
+typedef struct fake_cuda_managed_op {
+    char function[40]; /* the entry point (cuMemAdvise_v2, ...) */
+    uintptr_t address;
+    size_t size;
+    int advice;        /* CUmem_advise; 0 for prefetches and discards */
+    int location_type; /* CUmemLocationType (the older entry points: DEVICE
+                           or HOST from their ordinal); 0: none */
+    int location_id;
+    void *stream; /* NULL for advice */
+    int device;   /* of the context current for the call */
+} fake_cuda_managed_op;
+
+/* Write the last one into out; 0 when there was none since the reset. */
+typedef int (*fake_cuda_last_managed_op_fn)(fake_cuda_managed_op *out);
+
+/* What the last successful cuMemcpyWithAttributesAsync since the last
+ * reset was given (the copy itself is recorded as cuMemcpyAsync's is:
+ * fake_cuda_last_memop). It refuses the legacy default stream, a
+ * capturing stream, and attributes that are none of the driver's. The
+ * entry point exists for drivers of CUDA 13.2 and later
+ * (FAKE_CUDA_DRIVER_VERSION=13020). */
+typedef struct fake_cuda_copy_attributes {
+    int src_access_order;
+    int src_hint_type, src_hint_id;
+    int dst_hint_type, dst_hint_id;
+    unsigned int flags;
+} fake_cuda_copy_attributes;
+
+typedef int (*fake_cuda_last_copy_attributes_fn)(fake_cuda_copy_attributes *out);
+
 #endif

@@ -34,17 +34,6 @@ static strided_buffer *borrow(void *p, size_t size)
     return b;
 }
 
-/* A buffer of size bytes from a counting resource that claims props p; the
- * resource is released (the buffer holds it). */
-static strided_buffer *claimed(counting *c, strided_memory_resource_props p, size_t size)
-{
-    strided_memory_resource *mr = counting_resource(c, p);
-    strided_buffer *b = NULL;
-    assert_ok(strided_buffer_alloc(mr, size, NULL, &b));
-    strided_memory_resource_release(mr);
-    return b;
-}
-
 /* Device memory of device 0, as a resource claims it. */
 static const strided_memory_resource_props device_props = {false, true, false, 0, false};
 

@@ -34,6 +34,14 @@ typedef struct fake_cuda_api {
     fake_cuda_live_bytes_fn live_bytes;
     fake_cuda_last_stream_fn last_stream;
     fake_cuda_live_events_fn live_events;
+    fake_cuda_fail_after_fn fail_after;
+    fake_cuda_move_bytes_fn move_bytes;
+    fake_cuda_last_memop_fn last_memop;
+    fake_cuda_pool_access_fn pool_access;
+    fake_cuda_set_capturing_fn set_capturing;
+    fake_cuda_managed_info_fn managed_info;
+    fake_cuda_last_managed_op_fn last_managed_op;
+    fake_cuda_last_copy_attributes_fn last_copy_attributes;
 } fake_cuda_api;
 
 static fake_cuda_api fake __attribute__((unused));
@@ -76,6 +84,14 @@ static inline void use_fake_driver(const char *path, int device_count)
     fake_symbol_(lib, "fake_cuda_live_bytes", &fake.live_bytes);
     fake_symbol_(lib, "fake_cuda_last_stream", &fake.last_stream);
     fake_symbol_(lib, "fake_cuda_live_events", &fake.live_events);
+    fake_symbol_(lib, "fake_cuda_fail_after", &fake.fail_after);
+    fake_symbol_(lib, "fake_cuda_move_bytes", &fake.move_bytes);
+    fake_symbol_(lib, "fake_cuda_last_memop", &fake.last_memop);
+    fake_symbol_(lib, "fake_cuda_pool_access", &fake.pool_access);
+    fake_symbol_(lib, "fake_cuda_set_capturing", &fake.set_capturing);
+    fake_symbol_(lib, "fake_cuda_managed_info", &fake.managed_info);
+    fake_symbol_(lib, "fake_cuda_last_managed_op", &fake.last_managed_op);
+    fake_symbol_(lib, "fake_cuda_last_copy_attributes", &fake.last_copy_attributes);
     /* The handle stays open for the life of the process, like libstrided's. */
     fake.reset(device_count, 0, 1);
 }

@@ -98,4 +98,15 @@ static inline strided_memory_resource *counting_resource(counting *c,
     return mr;
 }
 
+/* A buffer of size bytes from a counting resource that claims props p; the
+ * resource is released (the buffer holds it). */
+static inline strided_buffer *claimed(counting *c, strided_memory_resource_props p, size_t size)
+{
+    strided_memory_resource *mr = counting_resource(c, p);
+    strided_buffer *b = NULL;
+    assert_ok(strided_buffer_alloc(mr, size, NULL, &b));
+    strided_memory_resource_release(mr);
+    return b;
+}
+
 #endif

@@ -71,6 +71,8 @@ typedef union outputs {
         char text[64];
         size_t length;
     } grid;
+    size_t size;
+    strided_memory_location location;
 } outputs;
 
 static void count_release(void *context, void *ptr, size_t size)
@@ -291,6 +293,41 @@ static void fixture_release(fixture *f)
       "device_resource_create", 0, strided_device_resource_create(0, NULL))                        \
     X(managed_resource_create_out, "strided_managed_resource_create", "out",                       \
       "managed_resource_create", 0, strided_managed_resource_create(0, NULL))                      \
+    X(peer_access_mr, "strided_memory_resource_peer_access", "mr", "peer_access", 0,               \
+      strided_memory_resource_peer_access(NULL, &o->i, 1, &o->size))                               \
+    X(peer_access_out_count, "strided_memory_resource_peer_access", "out_count", "peer_access", 0, \
+      strided_memory_resource_peer_access(f->mr, &o->i, 1, NULL))                                  \
+    X(update_peer_access_mr, "strided_memory_resource_update_peer_access", "mr", "peer_access", 0, \
+      strided_memory_resource_update_peer_access(NULL, NULL, 0, NULL, 0))                          \
+    X(grant_peer_access_mr, "strided_memory_resource_grant_peer_access", "mr", "peer_access", 0,   \
+      strided_memory_resource_grant_peer_access(NULL, 1))                                          \
+    X(set_peer_access_mr, "strided_memory_resource_set_peer_access", "mr", "peer_access", 0,       \
+      strided_memory_resource_set_peer_access(NULL, NULL, 0))                                      \
+    /* strided/buffer.h: copies with options, managed memory */                                    \
+    X(buffer_copy_ex_dst, "strided_buffer_copy_ex", "dst", "copy", 0,                              \
+      strided_buffer_copy_ex(NULL, f->b, NULL, 0, NULL))                                           \
+    X(buffer_copy_ex_src, "strided_buffer_copy_ex", "src", "copy", 0,                              \
+      strided_buffer_copy_ex(f->b, NULL, NULL, 0, NULL))                                           \
+    X(copy_check_stream_dst, "strided_buffer_copy_check_stream", "dst", "copy", 0,                 \
+      strided_buffer_copy_check_stream(NULL, f->b, NULL))                                          \
+    X(advise_b, "strided_buffer_advise", "buffer", "advise", 0,                                    \
+      strided_buffer_advise(NULL, STRIDED_ADVISE_SET_READ_MOSTLY, o->location))                    \
+    X(read_mostly_out, "strided_buffer_read_mostly", "out", "read_mostly", 0,                      \
+      strided_buffer_read_mostly(f->b, NULL))                                                      \
+    X(preferred_location_b, "strided_buffer_preferred_location", "buffer", "preferred_location",   \
+      0, strided_buffer_preferred_location(NULL, &o->location))                                    \
+    X(preferred_location_out, "strided_buffer_preferred_location", "out", "preferred_location", 0, \
+      strided_buffer_preferred_location(f->b, NULL))                                               \
+    X(accessed_by_out_count, "strided_buffer_accessed_by", "out_count", "accessed_by", 0,          \
+      strided_buffer_accessed_by(f->b, &o->location, 1, NULL))                                     \
+    X(set_accessed_by_b, "strided_buffer_set_accessed_by", "buffer", "accessed_by", 0,             \
+      strided_buffer_set_accessed_by(NULL, NULL, 0))                                               \
+    X(prefetch_b, "strided_buffer_prefetch", "buffer", "prefetch", 0,                              \
+      strided_buffer_prefetch(NULL, o->location, NULL))                                            \
+    X(discard_b, "strided_buffer_discard", "buffer", "discard", 0,                                 \
+      strided_buffer_discard(NULL, NULL))                                                          \
+    X(discard_prefetch_b, "strided_buffer_discard_prefetch", "buffer", "discard_prefetch", 0,      \
+      strided_buffer_discard_prefetch(NULL, o->location, NULL))                                    \
     /* strided/view.h */                                                                           \
     X(view_from_buffer_buffer, "strided_view_from_buffer", "buffer", "view", 0,                    \
       strided_view_from_buffer(NULL, &f->l, &f32, false, &o->view))                                \
