@@ -312,7 +312,7 @@ static PyObject *get_array(map_object *self, void *closure)
 
 static PyGetSetDef map_getset[] = {
     {"address", (getter)get_address, NULL,
-     "The host address of the 128 descriptor bytes (64-byte aligned, fixed for the object's "
+     "The host address of the 128 descriptor bytes (128-byte aligned, fixed for the object's "
      "life).",
      NULL},
     {"global_address", (getter)get_global_address, NULL,

@@ -47,9 +47,10 @@ extern "C" {
 
 /* The most axes a tensor map has. */
 #define STRIDED_TENSOR_MAP_MAX_RANK 5
-/* The size and alignment in bytes of the driver's descriptor (CUtensorMap). */
+/* The size and alignment in bytes of the driver's descriptor (CUtensorMap:
+ * 128-byte aligned since CUDA 13, which the driver and the TMA unit expect). */
 #define STRIDED_TENSOR_MAP_BYTES 128
-#define STRIDED_TENSOR_MAP_ALIGNMENT 64
+#define STRIDED_TENSOR_MAP_ALIGNMENT 128
 
 #ifdef __cplusplus
 #define STRIDED_TENSOR_MAP_ALIGNED alignas(STRIDED_TENSOR_MAP_ALIGNMENT)
@@ -183,7 +184,7 @@ STRIDED_API int strided_tensor_map_data_type_size(strided_tensor_map_data_type t
  * The checks, in this order, all made before the driver is asked anything
  * (the operation is "as_tensor_map"; sentences quoted with a capital are
  * cuda.core's), each failing with STRIDED_ERR_INVALID_ARGUMENT:
- *   - view, options and out are required; out aligned to 64 bytes;
+ *   - view, options and out are required; out aligned to 128 bytes;
  *   - the options: counts not negative, arrays given when counted, every
  *     enumeration value in range ("swizzle must be a TensorMapSwizzle value
  *     (0 to 3), got 7");

@@ -224,7 +224,7 @@ class TensorMapDescriptor:
     accelerator (compute capability 9.0 and later). The 128 descriptor
     bytes are ``bytes(desc)`` (and, from Python 3.12, ``memoryview(desc)``);
     ``handle`` is their host address, fixed for the descriptor's life and
-    64-byte aligned, to pass as a kernel argument (a ``__grid_constant__
+    128-byte aligned, to pass as a kernel argument (a ``__grid_constant__
     CUtensorMap`` parameter). The descriptor keeps the view, and so its
     memory, alive. ``device`` is the ordinal of the CUDA device it was made
     for (cuda.core gives a Device there; strided has no Device type). What

@@ -270,7 +270,7 @@ static void test_arguments_are_required(void **state)
     strided_tensor_map *misaligned = (strided_tensor_map *)(void *)(aligned + 16);
     fill_sentinel(storage, sizeof storage);
     assert_error(strided_tensor_map_make(&v, &o, misaligned), STRIDED_ERR_INVALID_ARGUMENT,
-                 "as_tensor_map", "out must be 64-byte aligned");
+                 "as_tensor_map", "out must be 128-byte aligned");
     assert_untouched(storage, sizeof storage);
     strided_view released = v;
     strided_view_release(&released);

@@ -49,6 +49,28 @@ class Boom(Exception):
 REAL_CUDA = cuda_device_count() > 0 and "STRIDED_CUDA_DRIVER" not in os.environ
 MADE_UP_HANDLES = () if REAL_CUDA else (7, INT64_MAX, 2**64 - 1)
 
+
+
+def made_up_stream(value):
+    """Whether value, given where a stream goes, would hand a real driver a
+    stream handle nobody made (only ever True where a real driver runs):
+    an int, an __index__ object or a __cuda_stream__ object whose handle is
+    in range but not one of the special handles 0, 1 and 2."""
+    if not REAL_CUDA:
+        return False
+    if isinstance(value, IndexReturns):
+        value = value.value
+    elif isinstance(value, Stream):
+        info = value.info
+        value = info[1] if isinstance(info, tuple) and len(info) == 2 else None
+    return type(value) is int and 2 < value < 2**64
+
+
+def real_stream(value):
+    """value, or None where it is a made-up stream handle (made_up_stream)."""
+    return None if made_up_stream(value) else value
+
+
 HOOK_ERRORS = set()
 
 

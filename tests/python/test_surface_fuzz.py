@@ -75,6 +75,7 @@ from surface_cases import (
     memory_resources,
     orders,
     producer_may_assert,
+    real_stream,
     shapes,
     sizes,
     stream_ptrs,
@@ -155,16 +156,23 @@ def draw_args(draw, params, required):
     npositional = sum(1 for p in params if KW not in p)
     choices = list(range(required, npositional + 1)) * 4 + [max(required - 1, 0), npositional + 1]
     npos = choices[draw(below(len(choices)))]
-    args = [plausible_or_junk(draw, params[i][1]) for i in range(min(npos, npositional))]
+    args = [checked(params[i][0], plausible_or_junk(draw, params[i][1]))
+            for i in range(min(npos, npositional))]
     if npos > npositional:
         args.append(draw(junk()))
     kwargs = {}
     for name, spec, *_ in params[len(args):]:
         if draw(BOOLEANS):
-            kwargs[name] = plausible_or_junk(draw, spec, 5)
+            kwargs[name] = checked(name, plausible_or_junk(draw, spec, 5))
     if draw(below(32)) == 0:
         kwargs["no_such_argument"] = draw(junk())
     return tuple(args), kwargs
+
+
+def checked(name, value):
+    """A drawn argument, with a made-up stream handle given where a stream
+    goes replaced by None (surface_cases.made_up_stream)."""
+    return real_stream(value) if name in ("stream", "stream_ptr") else value
 
 
 def one_arg(draw, spec):
@@ -499,7 +507,8 @@ def _(draw):
 @target("Buffer.set_deallocation_stream", BUFFER_ERRORS)
 def _(draw):
     buf, keep = draw(buffers())
-    return Case(buf.set_deallocation_stream, (one_arg(draw, stream_values()),), {}, (buf,))
+    return Case(buf.set_deallocation_stream, (real_stream(one_arg(draw, stream_values())),), {},
+                (buf,))
 
 
 @target("Buffer context manager", BUFFER_ERRORS, covers=["Buffer.__enter__", "Buffer.__exit__"])
@@ -637,7 +646,7 @@ def _(draw):
         covers=["StridedMemoryView.from_cuda_array_interface"])
 def _(draw):
     d, _ = draw(interface_dicts(cuda=True))
-    stream_ptr = plausible_or_junk(draw, stream_ptrs(), 8)
+    stream_ptr = real_stream(plausible_or_junk(draw, stream_ptrs(), 8))
     return Case(StridedMemoryView.from_cuda_array_interface,
                 (Exporter(d, "__cuda_array_interface__"), stream_ptr), {}, ())
 
@@ -918,7 +927,7 @@ ARG_INDICES = st.lists(st.integers(-3, 3), max_size=3).map(tuple)
 def _(draw):
     indices = value(draw, (ARG_INDICES, junk()))
     objs = tuple(value(draw, (arrays(), exporters())) for _ in range(draw(below(4))))
-    stream_ptr = draw(stream_ptrs())
+    stream_ptr = real_stream(draw(stream_ptrs()))
 
     def decorate_and_call(*objs):
         @strided.args_viewable_as_strided_memory(indices)
