@@ -207,9 +207,10 @@ STRIDED_API int strided_tensor_map_data_type_size(strided_tensor_map_data_type t
  *     (unless its extent is 1); every other axis of extent above 1 with a
  *     stride that is not negative, not 0 (broadcast), in bytes a multiple
  *     of 16 (32 with INTERLEAVE_32B) and below 2^40;
- *   - without interleave, box_dim[rank-1] * itemsize a multiple of 16
- *     bytes, and with a swizzle at most its span (32, 64 or 128 bytes);
- *     INTERLEAVE_32B only with SWIZZLE_32B; NAN_REQUEST_ZERO_FMA only for
+ *   - box_dim[rank-1] * itemsize a multiple of 16 bytes, and without
+ *     interleave but with a swizzle at most its span (32, 64 or 128
+ *     bytes); INTERLEAVE_32B only with SWIZZLE_32B (documented by CUDA,
+ *     not checked by the driver); NAN_REQUEST_ZERO_FMA only for
  *     floating-point data types.
  * Then: STRIDED_ERR_NO_CUDA_DRIVER without a driver; for a view of device
  * memory on another device than the current one, STRIDED_ERR_INVALID_ARGUMENT

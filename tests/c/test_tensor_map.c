@@ -195,7 +195,7 @@ static void test_every_rule_is_checked_before_the_driver(void **state)
              "than 2^40 bytes"),
         /* The box against the encoding. */
         CASE(DIMS(4, 64), NULL, F32, ADDR, CUDA, {BOX(2, 3)},
-             "box_dim[1] * itemsize must be a multiple of 16 bytes without interleave, got 3 * "
+             "box_dim[1] * itemsize must be a multiple of 16 bytes, got 3 * "
              "4 = 12 bytes"),
         CASE(DIMS(4, 64), NULL, F32, ADDR, CUDA,
              {BOX(2, 32), .swizzle = STRIDED_TENSOR_MAP_SWIZZLE_64B},

@@ -432,7 +432,7 @@ REFUSED = {
                   "axis 0 has a stride of 12 bytes (3 elements of 4 bytes); a tensor map needs "
                   "a multiple of 16 bytes"),
     "inner-box": ("ValueError",
-                  "box_dim[1] * itemsize must be a multiple of 16 bytes without interleave, "
+                  "box_dim[1] * itemsize must be a multiple of 16 bytes, "
                   "got 3 * 4 = 12 bytes"),
     "swizzle-span": ("ValueError",
                      "box_dim[1] * itemsize must be at most 32 bytes with SWIZZLE_32B, got "
