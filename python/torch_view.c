@@ -15,6 +15,15 @@
 #include "strided_py.h"
 
 static PyObject *tensor_type, *parameter_type; /* strong, once torch is seen */
+/* The type of the last object found not to be a torch tensor (strong): the
+ * check of the next object of that type is one comparison, where looking
+ * torch up in sys.modules costs tens of nanoseconds on every import of an
+ * array that is no tensor. torch's tensor types are made by torch's import,
+ * so an object whose type was seen before torch was there is not a torch
+ * tensor after it either; at worst a tensor made during torch's own import
+ * goes by DLPack, which gives the same view. */
+static PyObject *not_tensor_type;
+static PyObject *s_torch; /* "torch", interned */
 static PyObject *strided_layout_obj;           /* torch.strided */
 static PyObject *raw_stream_fn;                /* torch._C._cuda_getCurrentRawStream */
 static PyObject *dtype_map;                    /* torch dtype -> packed strided_dtype */
@@ -27,9 +36,11 @@ static int find_torch(void)
 {
     if (tensor_type != NULL)
         return 1;
-    PyObject *torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");
+    if (s_torch == NULL && (s_torch = PyUnicode_InternFromString("torch")) == NULL)
+        return -1;
+    PyObject *torch = PyDict_GetItemWithError(PyImport_GetModuleDict(), s_torch);
     if (torch == NULL)
-        return 0;
+        return PyErr_Occurred() ? -1 : 0;
     PyObject *tensor = PyObject_GetAttrString(torch, "Tensor");
     PyObject *strided = PyObject_GetAttrString(torch, "strided");
     PyObject *nn = PyObject_GetAttrString(torch, "nn");
@@ -76,12 +87,16 @@ static int find_torch(void)
 
 bool strided_py_is_torch_tensor(PyObject *obj)
 {
-    if (tensor_type == NULL && find_torch() <= 0) {
-        PyErr_Clear();
-        return false;
-    }
     PyObject *type = (PyObject *)Py_TYPE(obj);
-    return type == tensor_type || type == parameter_type;
+    if (type == not_tensor_type)
+        return false;
+    if (tensor_type == NULL && find_torch() <= 0)
+        PyErr_Clear();
+    else if (type == tensor_type || type == parameter_type)
+        return true;
+    Py_INCREF(type);
+    Py_XSETREF(not_tensor_type, type);
+    return false;
 }
 
 /* The DLPack type of a torch dtype, by its name ("torch.float8_e4m3fn" is

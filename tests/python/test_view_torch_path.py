@@ -148,6 +148,24 @@ def test_plain_tensors_are_read_through_their_accessors():
     assert out["parameter"]["exporter"] == "Parameter"
 
 
+def test_the_type_check_is_remembered_and_tensors_still_take_the_fast_path():
+    # Imports of other types before and between tensors: a tensor is still
+    # read through its accessors, every other object still by its protocol.
+    out = run("""
+        a = np.arange(6, dtype=np.float32)
+        t = Tensor(np.arange(4, dtype=np.int64), torch.int64)
+        views = [SMV.from_dlpack(x, -1) for x in (a, a, t, a, t, t, a)]
+        out["calls"] = Tensor.dlpack_calls
+        out["ptrs"] = [v.ptr for v in views]
+        out["expected"] = [x.ctypes.data for x in (a, a, t.a, a, t.a, t.a, a)]
+        out["exporters"] = [type(v.exporting_obj).__name__ for v in views]
+    """)
+    assert out["calls"] == 0
+    assert out["ptrs"] == out["expected"]
+    assert out["exporters"] == ["ndarray", "ndarray", "Tensor", "ndarray", "Tensor", "Tensor",
+                                "ndarray"]
+
+
 def test_stream_rules():
     out = run("""
         t = Tensor(np.zeros(3, np.float32), torch.float32)
