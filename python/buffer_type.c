@@ -38,7 +38,7 @@ static PyTypeObject BufferType;
 
 static const char closed_message[] = "Buffer has been closed";
 
-static const char none_stream_message[] =
+const char strided_py_none_stream_message[] =
     "stream is required and must not be None; pass device.default_stream explicitly to use "
     "the default stream.";
 
@@ -50,10 +50,12 @@ static strided_buffer *open_buffer(BufferObject *self)
     return self->buf;
 }
 
-PyObject *strided_py_buffer_new_held(strided_buffer *b, PyObject *mr, PyObject *owner,
-                                     PyObject *hold)
+/* A new object of type (Buffer or ManagedBuffer) taking the reference b;
+ * see strided_py_buffer_new_held. */
+static PyObject *new_typed(PyTypeObject *type, strided_buffer *b, PyObject *mr, PyObject *owner,
+                           PyObject *hold)
 {
-    BufferObject *self = PyObject_GC_New(BufferObject, &BufferType);
+    BufferObject *self = PyObject_GC_New(BufferObject, type);
     if (self == NULL) {
         strided_py_release_buffer(b);
         return NULL;
@@ -67,9 +69,25 @@ PyObject *strided_py_buffer_new_held(strided_buffer *b, PyObject *mr, PyObject *
     return (PyObject *)self;
 }
 
+PyObject *strided_py_buffer_new_held(strided_buffer *b, PyObject *mr, PyObject *owner,
+                                     PyObject *hold)
+{
+    return new_typed(&BufferType, b, mr, owner, hold);
+}
+
 PyObject *strided_py_buffer_new(strided_buffer *b, PyObject *mr, PyObject *owner)
 {
     return strided_py_buffer_new_held(b, mr, owner, NULL);
+}
+
+PyObject *strided_py_managed_buffer_new(strided_buffer *b, PyObject *mr)
+{
+    return new_typed(strided_py_managed_buffer_type(), b, mr, NULL, NULL);
+}
+
+PyTypeObject *strided_py_buffer_type(void)
+{
+    return &BufferType;
 }
 
 strided_buffer *strided_py_buffer_of(PyObject *obj)
@@ -124,10 +142,10 @@ static void release_owner(void *context, void *ptr, size_t size)
     PyGILState_Release(gil);
 }
 
-/* A new Buffer over size bytes at ptr that keeps owner alive (its
+/* A new object of type over size bytes at ptr that keeps owner alive (its
  * attribute and the C buffer's release callback each hold a reference) and
  * frees nothing; the C library learns the memory's kind. */
-static PyObject *wrap_owned(void *ptr, size_t size, PyObject *owner)
+static PyObject *wrap_owned(PyTypeObject *type, void *ptr, size_t size, PyObject *owner)
 {
     strided_buffer *b = NULL;
     strided_status status;
@@ -145,7 +163,7 @@ static PyObject *wrap_owned(void *ptr, size_t size, PyObject *owner)
         strided_py_release_buffer(b);
         return NULL;
     }
-    PyObject *self = strided_py_buffer_new_held(b, NULL, owner, hold);
+    PyObject *self = new_typed(type, b, NULL, owner, hold);
     Py_DECREF(hold);
     return self;
 }
@@ -189,7 +207,7 @@ static PyObject *wrap_buffer_like(PyObject *obj, const char *what)
         PyErr_SetString(PyExc_RuntimeError, closed_message);
     else if (strided_py_as_address(v[2], "handle", &ptr) == 0 &&
              strided_py_as_size(v[3], "size", &size) == 0)
-        result = wrap_owned(ptr, size, obj);
+        result = wrap_owned(&BufferType, ptr, size, obj);
 done:
     Py_XDECREF(closed);
     for (int i = 0; i < 4; i++)
@@ -215,14 +233,11 @@ static PyObject *buffer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return NULL;
 }
 
-/* Buffer.from_handle: the memory is adopted by mr, kept alive by owner, or
- * borrowed; the C library learns its kind. */
-static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args, Py_ssize_t nargs,
-                                    PyObject *kwnames)
+PyObject *strided_py_buffer_from_handle(PyTypeObject *type, PyObject *const *args, Py_ssize_t nargs,
+                                        PyObject *kwnames)
 {
     static const char *const names[] = {"ptr", "size", "mr", "owner", "stream", NULL};
     PyObject *a[5];
-    (void)unused; /* a static method: the class is final */
     if (nargs > 4) {
         PyErr_Format(PyExc_TypeError,
                      "from_handle() takes at most 4 positional arguments (%zd given)", nargs);
@@ -267,7 +282,7 @@ static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args, Py_
             strided_py_raise(status);
         strided_memory_resource_release(res); /* the buffer holds its own */
     } else if (owner != NULL) {
-        return wrap_owned(ptr, size, owner);
+        return wrap_owned(type, ptr, size, owner);
     } else {
         Py_BEGIN_ALLOW_THREADS
         status = strided_buffer_wrap(ptr, size, NULL, NULL, &b);
@@ -282,9 +297,18 @@ static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args, Py_
         strided_py_release_buffer(b);
         return NULL;
     }
-    PyObject *self = strided_py_buffer_new_held(b, mr, owner, hold);
+    PyObject *self = new_typed(type, b, mr, owner, hold);
     Py_XDECREF(hold);
     return self;
+}
+
+/* Buffer.from_handle, a static method: it makes a Buffer, whatever class
+ * it is called on (as cuda.core's). */
+static PyObject *buffer_from_handle(PyObject *unused, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames)
+{
+    (void)unused;
+    return strided_py_buffer_from_handle(&BufferType, args, nargs, kwnames);
 }
 
 static PyObject *buffer_close(BufferObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -318,7 +342,7 @@ static PyObject *buffer_set_deallocation_stream(BufferObject *self, PyObject *ar
     if (b == NULL)
         return NULL;
     if (arg == Py_None) {
-        PyErr_SetString(PyExc_TypeError, none_stream_message);
+        PyErr_SetString(PyExc_TypeError, strided_py_none_stream_message);
         return NULL;
     }
     void *stream;
@@ -343,7 +367,7 @@ static int stream_arg(PyObject *obj, void **stream, unsigned *flags)
 static int check_stream_given(unsigned flags, strided_buffer *b)
 {
     if ((flags & STRIDED_BUFFER_NO_STREAM) && !strided_buffer_is_host_only(b)) {
-        PyErr_SetString(PyExc_TypeError, none_stream_message);
+        PyErr_SetString(PyExc_TypeError, strided_py_none_stream_message);
         return -1;
     }
     return 0;
@@ -403,22 +427,51 @@ static int fill_pattern(PyObject *value, unsigned char out[4], size_t *n)
     return rc;
 }
 
+/* What a fill or copy is given besides the buffers: the fill's pattern of
+ * n bytes, or the copy's options (NULL: none) and the name of the method,
+ * for cuda.core's messages. */
+typedef struct work {
+    const void *pattern;
+    size_t n;
+    const strided_buffer_copy_options *options;
+    const char *name;
+} work;
+
+/* A copy with options on a stream that cannot take them: cuda.core's
+ * TypeError, its sentence after the method's name. Buffers of different
+ * sizes are left to the copy, which refuses them first, as cuda.core. */
+static strided_status check_options_stream(strided_buffer *dst, strided_buffer *src, void *stream,
+                                           const work *w, bool *type_error)
+{
+    *type_error = false;
+    if (w->options == NULL || strided_buffer_size(dst) != strided_buffer_size(src))
+        return STRIDED_OK;
+    strided_status status = strided_buffer_copy_check_stream(dst, src, stream);
+    *type_error = status == STRIDED_ERR_INVALID_ARGUMENT;
+    return status;
+}
+
 /* Fill or copy with the GIL released: the buffers are held for the call,
  * so that a close() on another thread cannot free their memory under it.
- * dst is filled with the n bytes at pattern, or is copied into from src. */
-static PyObject *run_on_buffers(strided_buffer *dst, strided_buffer *src, const void *pattern,
-                                size_t n, void *stream, unsigned flags)
+ * dst is filled with w's pattern, or is copied into from src. */
+static PyObject *run_on_buffers(strided_buffer *dst, strided_buffer *src, const work *w,
+                                void *stream, unsigned flags)
 {
     strided_status status;
+    bool type_error = false;
     strided_buffer_retain(dst);
     strided_buffer_retain(src);
     Py_BEGIN_ALLOW_THREADS
-    status = src != NULL ? strided_buffer_copy(dst, src, stream, flags)
-                         : strided_buffer_fill(dst, pattern, n, stream, flags);
+    if (src == NULL)
+        status = strided_buffer_fill(dst, w->pattern, w->n, stream, flags);
+    else if ((status = check_options_stream(dst, src, stream, w, &type_error)) == STRIDED_OK)
+        status = strided_buffer_copy_ex(dst, src, stream, flags, w->options);
     Py_END_ALLOW_THREADS
     /* Raise before releasing: a release may run Python code that
      * overwrites this thread's last error. */
-    if (status != STRIDED_OK)
+    if (type_error)
+        PyErr_Format(PyExc_TypeError, "%s %s", w->name, strided_last_error_reason());
+    else if (status != STRIDED_OK)
         strided_py_raise(status);
     strided_py_release_buffer(src);
     strided_py_release_buffer(dst);
@@ -441,26 +494,31 @@ static PyObject *buffer_fill(BufferObject *self, PyObject *const *args, Py_ssize
     if (b == NULL || stream_arg(a[1], &stream, &flags) < 0 || check_stream_given(flags, b) < 0)
         return NULL;
     unsigned char pattern[4];
-    size_t n;
-    if (fill_pattern(a[0], pattern, &n) < 0)
+    work w = {pattern, 0, NULL, "fill"};
+    if (fill_pattern(a[0], pattern, &w.n) < 0)
         return NULL;
-    return run_on_buffers(b, NULL, pattern, n, stream, flags);
+    return run_on_buffers(b, NULL, &w, stream, flags);
 }
 
-/* copy_to's and copy_from's options: None, as strided has no CopyOptions
- * (cuda.core's TypeError for anything that is not one). */
-static int check_options(const char *name, PyObject *options)
+/* copy_to's and copy_from's options: None (*given false), or a CopyOptions,
+ * strided's or cuda.core's (by its class's name), read into *out; cuda.core's
+ * TypeError for anything else. */
+static int read_options(const char *name, PyObject *options, strided_buffer_copy_options *out,
+                        bool *given)
 {
-    if (options == NULL || options == Py_None)
+    *given = options != NULL && options != Py_None;
+    if (!*given)
         return 0;
-    if (strcmp(Py_TYPE(options)->tp_name, "CopyOptions") != 0 &&
-        strcmp(Py_TYPE(options)->tp_name, "cuda.core.utils.CopyOptions") != 0)
+    if (strcmp(Py_TYPE(options)->tp_name, "CopyOptions") != 0) {
         PyErr_Format(PyExc_TypeError, "%s: options must be CopyOptions, got %.200s", name,
                      Py_TYPE(options)->tp_name);
-    else
-        PyErr_Format(PyExc_NotImplementedError,
-                     "%s: options (CopyOptions) are not supported; pass options=None", name);
-    return -1;
+        return -1;
+    }
+    /* One that lacks a field of CopyOptions is not one. */
+    if (strided_py_as_copy_options(options, out) < 0)
+        return strided_py_retype_attribute_error("%s: options must be CopyOptions, got %.200s",
+                                                 name, Py_TYPE(options)->tp_name);
+    return 0;
 }
 
 /* A destination of copy_to's size from the memory resource, allocated on
@@ -497,15 +555,19 @@ static const char *const copy_to_names[] = {"dst", "stream", "options", NULL};
 static const char *const copy_from_names[] = {"src", "stream", "options", NULL};
 
 /* The arguments of copy_to (name "copy_to") or copy_from bound into a (the
- * other buffer, stream, options), options checked: self's open buffer, or
- * NULL with an exception. */
+ * other buffer, stream, options), the options read into w: self's open
+ * buffer, or NULL with an exception. */
 static strided_buffer *copy_arguments(BufferObject *self, const char *name, PyObject *const *args,
-                                      Py_ssize_t nargs, PyObject *kwnames, PyObject **a)
+                                      Py_ssize_t nargs, PyObject *kwnames, PyObject **a,
+                                      strided_buffer_copy_options *options, work *w)
 {
     bool to = strcmp(name, "copy_to") == 0;
     const char *const *names = to ? copy_to_names : copy_from_names;
-    if (bind_method(name, args, nargs, kwnames, names, !to, a) < 0 || check_options(name, a[2]) < 0)
+    bool given = false;
+    if (bind_method(name, args, nargs, kwnames, names, !to, a) < 0 ||
+        read_options(name, a[2], options, &given) < 0)
         return NULL;
+    *w = (work){NULL, 0, given ? options : NULL, name};
     return open_buffer(self);
 }
 
@@ -515,7 +577,9 @@ static PyObject *buffer_copy_to(BufferObject *self, PyObject *const *args, Py_ss
                                 PyObject *kwnames)
 {
     PyObject *a[3];
-    strided_buffer *src = copy_arguments(self, "copy_to", args, nargs, kwnames, a);
+    strided_buffer_copy_options options;
+    work w;
+    strided_buffer *src = copy_arguments(self, "copy_to", args, nargs, kwnames, a, &options, &w);
     void *stream;
     unsigned flags;
     if (src == NULL || stream_arg(a[1], &stream, &flags) < 0 || check_stream_given(flags, src) < 0)
@@ -527,7 +591,7 @@ static PyObject *buffer_copy_to(BufferObject *self, PyObject *const *args, Py_ss
     if (dst_buffer != NULL) {
         strided_buffer *d = strided_py_buffer_of(dst_buffer);
         if (check_stream_given(flags, d) == 0)
-            done = run_on_buffers(d, src, NULL, 0, stream, flags);
+            done = run_on_buffers(d, src, &w, stream, flags);
         Py_DECREF(dst_buffer);
     }
     Py_XDECREF(done);
@@ -541,7 +605,9 @@ static PyObject *buffer_copy_from(BufferObject *self, PyObject *const *args, Py_
                                   PyObject *kwnames)
 {
     PyObject *a[3];
-    strided_buffer *dst = copy_arguments(self, "copy_from", args, nargs, kwnames, a);
+    strided_buffer_copy_options options;
+    work w;
+    strided_buffer *dst = copy_arguments(self, "copy_from", args, nargs, kwnames, a, &options, &w);
     PyObject *src_buffer = dst ? strided_py_buffer_arg(a[0], "src") : NULL;
     if (src_buffer == NULL)
         return NULL;
@@ -551,7 +617,7 @@ static PyObject *buffer_copy_from(BufferObject *self, PyObject *const *args, Py_
     PyObject *done = NULL;
     if (stream_arg(a[1], &stream, &flags) == 0 && check_stream_given(flags, dst) == 0 &&
         check_stream_given(flags, src) == 0)
-        done = run_on_buffers(dst, src, NULL, 0, stream, flags);
+        done = run_on_buffers(dst, src, &w, stream, flags);
     Py_DECREF(src_buffer);
     return done;
 }
@@ -1017,8 +1083,11 @@ static PyMethodDef buffer_methods[] = {
      "    stream.\n"
      "stream : int or object with ``__cuda_stream__``, or None\n"
      "    Required, by keyword. None is allowed when both sides are host-only.\n"
-     "options : None, optional\n"
-     "    cuda.core's CopyOptions are not supported.\n"
+     "options : CopyOptions, optional\n"
+     "    Hints for a copy the driver makes (strided's CopyOptions, or cuda.core's):\n"
+     "    cuMemcpyWithAttributesAsync on a CUDA 13.2 driver; before, the plain copy,\n"
+     "    which honours src_access_order STREAM and ANY. A copy the host makes\n"
+     "    honours them all.\n"
      "\n"
      "Returns\n"
      "-------\n"
@@ -1028,12 +1097,15 @@ static PyMethodDef buffer_methods[] = {
      "Raises\n"
      "------\n"
      "TypeError\n"
-     "    If stream is missing or None where a device is involved, or dst is not\n"
-     "    a Buffer.\n"
+     "    If stream is missing or None where a device is involved, dst is not a\n"
+     "    Buffer, options is not a CopyOptions, or options come with the legacy\n"
+     "    default stream or a stream capturing a graph for a copy the driver\n"
+     "    makes.\n"
      "ValueError\n"
      "    If the sizes differ, or there is no dst and no memory_resource.\n"
      "NotImplementedError\n"
-     "    If options are given.\n"
+     "    If options ask for DURING_API_CALL where the copy cannot honour it (a\n"
+     "    driver older than CUDA 13.2, or memory of two devices).\n"
      "RuntimeError\n"
      "    If a Buffer is closed, or the CUDA driver fails.\n"
      "\n"
@@ -1060,18 +1132,18 @@ static PyMethodDef buffer_methods[] = {
      "    The source (or a Buffer-like object such as a cuda.core Buffer).\n"
      "stream : int or object with ``__cuda_stream__``, or None\n"
      "    Required, by keyword. None is allowed when both sides are host-only.\n"
-     "options : None, optional\n"
-     "    cuda.core's CopyOptions are not supported.\n"
+     "options : CopyOptions, optional\n"
+     "    Hints for a copy the driver makes, as for copy_to.\n"
      "\n"
      "Raises\n"
      "------\n"
      "TypeError\n"
-     "    If stream is missing or None where a device is involved, or src is not\n"
-     "    a Buffer.\n"
+     "    If stream is missing or None where a device is involved, src is not a\n"
+     "    Buffer, or options are refused as by copy_to.\n"
      "ValueError\n"
      "    If the sizes differ.\n"
      "NotImplementedError\n"
-     "    If options are given.\n"
+     "    If options ask for DURING_API_CALL where the copy cannot honour it.\n"
      "RuntimeError\n"
      "    If a Buffer is closed, or the CUDA driver fails.\n"
      "\n"
@@ -1191,7 +1263,7 @@ static PyTypeObject BufferType = {
               ">>> buf.is_closed\n"
               "True",
     .tp_basicsize = sizeof(BufferObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
     .tp_new = buffer_new,
     .tp_dealloc = (destructor)buffer_dealloc,
     .tp_traverse = (traverseproc)buffer_traverse,
@@ -1207,7 +1279,8 @@ static PyTypeObject BufferType = {
 
 int strided_py_add_buffer_type(PyObject *module)
 {
-    if (PyType_Ready(&BufferType) < 0)
+    if (PyType_Ready(&BufferType) < 0 ||
+        PyModule_AddObjectRef(module, "Buffer", (PyObject *)&BufferType) < 0)
         return -1;
-    return PyModule_AddObjectRef(module, "Buffer", (PyObject *)&BufferType);
+    return strided_py_add_managed_buffer_type(module);
 }

@@ -50,6 +50,7 @@ typedef struct {
 } ResourceObject;
 
 static PyTypeObject ResourceType;
+static PyTypeObject ManagedType;
 
 #if PY_VERSION_HEX >= 0x030C0000
 typedef struct {
@@ -519,6 +520,9 @@ static PyObject *resource_allocate(ResourceObject *self, PyObject *const *args, 
     Py_END_ALLOW_THREADS
     if (status != STRIDED_OK)
         return raise_for(self->res, status);
+    /* cuda.core's ManagedMemoryResource hands out ManagedBuffers. */
+    if (Py_TYPE(self) == &ManagedType)
+        return strided_py_managed_buffer_new(b, (PyObject *)self);
     return strided_py_buffer_new(b, (PyObject *)self, NULL);
 }
 
@@ -614,18 +618,159 @@ static PyObject *get_numa_id(ResourceObject *self, void *closure)
     return PyLong_FromLong(loc.type == STRIDED_LOCATION_HOST_NUMA ? loc.id : -1);
 }
 
-/* None, or (type, id) with the type as cuda.core names it and id None for
- * the host. */
+/* None, or (ManagedMemoryLocationType, id) with id None for the host, as
+ * cuda.core answers. */
 static PyObject *get_preferred_location(ResourceObject *self, void *closure)
 {
     (void)closure;
-    strided_memory_location loc = strided_memory_resource_pool(self->res).location;
-    switch (loc.type) {
-    case STRIDED_LOCATION_DEVICE: return Py_BuildValue("(si)", "device", loc.id);
-    case STRIDED_LOCATION_HOST: return Py_BuildValue("(sO)", "host", Py_None);
-    case STRIDED_LOCATION_HOST_NUMA: return Py_BuildValue("(si)", "host_numa", loc.id);
-    default: Py_RETURN_NONE;
+    return strided_py_location_object(strided_memory_resource_pool(self->res).location);
+}
+
+/* The devices other than its own that may access the pool (a tuple of
+ * ordinals, ascending); room for every device. */
+static PyObject *resource_peer_access(ResourceObject *self, PyObject *unused)
+{
+    (void)unused;
+    strided_driver_info info;
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_driver_info_init(&info);
+    Py_END_ALLOW_THREADS
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    int *devices = PyMem_Malloc(((size_t)info.device_count + 1) * sizeof *devices);
+    if (devices == NULL)
+        return PyErr_NoMemory();
+    size_t n = 0;
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_memory_resource_peer_access(self->res, devices, (size_t)info.device_count, &n);
+    Py_END_ALLOW_THREADS
+    PyObject *result = status == STRIDED_OK ? PyTuple_New((Py_ssize_t)n)
+                                            : raise_for(self->res, status);
+    for (size_t i = 0; result != NULL && i < n; i++) {
+        PyObject *d = PyLong_FromLong(devices[i]);
+        if (d == NULL)
+            Py_CLEAR(result);
+        else
+            PyTuple_SET_ITEM(result, (Py_ssize_t)i, d);
     }
+    PyMem_Free(devices);
+    return result;
+}
+
+/* The device ordinals of an iterable of devices (ints, or objects with
+ * device_id): *out (PyMem_Malloc'ed, freed by the caller) and *n. Strict,
+ * what strided_py_as_device_id raises; or lenient, skipping what it
+ * refuses (a device that cannot be named has no access to revoke). */
+static int device_list(PyObject *iterable, bool strict, int **out, size_t *n)
+{
+    PyObject *items = PySequence_Fast(iterable, "expected an iterable of devices");
+    if (items == NULL)
+        return -1;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(items);
+    int *devices = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof *devices);
+    int rc = devices == NULL ? (PyErr_NoMemory(), -1) : 0;
+    size_t used = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < count; i++) {
+        if (strided_py_as_device_id(PySequence_Fast_GET_ITEM(items, i), "device_id",
+                                    &devices[used]) == 0)
+            used++;
+        else if (strict || !(PyErr_ExceptionMatches(PyExc_TypeError) ||
+                             PyErr_ExceptionMatches(PyExc_ValueError) ||
+                             PyErr_ExceptionMatches(PyExc_OverflowError)))
+            rc = -1;
+        else
+            PyErr_Clear();
+    }
+    Py_DECREF(items);
+    if (rc < 0) {
+        PyMem_Free(devices);
+        return -1;
+    }
+    *out = devices;
+    *n = used;
+    return 0;
+}
+
+/* Grant the devices of grant and revoke those of revoke (iterables; the
+ * revoked ones taken leniently), in one driver call. */
+static PyObject *resource_update_peer_access(ResourceObject *self, PyObject *args)
+{
+    PyObject *grant_obj, *revoke_obj;
+    int *grant = NULL, *revoke = NULL;
+    size_t n_grant = 0, n_revoke = 0;
+    if (!PyArg_ParseTuple(args, "OO:_update_peer_access", &grant_obj, &revoke_obj) ||
+        device_list(grant_obj, true, &grant, &n_grant) < 0)
+        return NULL;
+    if (device_list(revoke_obj, false, &revoke, &n_revoke) < 0) {
+        PyMem_Free(grant);
+        return NULL;
+    }
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_memory_resource_update_peer_access(self->res, grant, n_grant, revoke,
+                                                        n_revoke);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(grant);
+    PyMem_Free(revoke);
+    if (status != STRIDED_OK)
+        return raise_for(self->res, status);
+    Py_RETURN_NONE;
+}
+
+/* Grant one device (cuda.core's message for one device). */
+static PyObject *resource_grant_peer_access(ResourceObject *self, PyObject *device_obj)
+{
+    int device;
+    if (strided_py_as_device_id(device_obj, "device_id", &device) < 0)
+        return NULL;
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_memory_resource_grant_peer_access(self->res, device);
+    Py_END_ALLOW_THREADS
+    if (status != STRIDED_OK)
+        return raise_for(self->res, status);
+    Py_RETURN_NONE;
+}
+
+/* The live set strided._access.PeerAccessibleBySetProxy(self). */
+static PyObject *get_peer_accessible_by(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    if (strided_memory_resource_is_closed(self->res)) {
+        PyErr_SetString(PyExc_RuntimeError, "DeviceMemoryResource has been closed");
+        return NULL;
+    }
+    PyObject *module = PyImport_ImportModule("strided._access");
+    PyObject *proxy = module ? PyObject_CallMethod(module, "PeerAccessibleBySetProxy", "O", self)
+                             : NULL;
+    Py_XDECREF(module);
+    return proxy;
+}
+
+/* peer_accessible_by = iterable of devices: exactly those, in one driver
+ * call. */
+static int set_peer_accessible_by(ResourceObject *self, PyObject *value, void *closure)
+{
+    (void)closure;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "cannot delete peer_accessible_by");
+        return -1;
+    }
+    int *devices = NULL;
+    size_t n = 0;
+    if (device_list(value, true, &devices, &n) < 0)
+        return -1;
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_memory_resource_set_peer_access(self->res, devices, n);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(devices);
+    if (status != STRIDED_OK) {
+        raise_for(self->res, status);
+        return -1;
+    }
+    return 0;
 }
 
 /* _MemPoolAttributes: the attributes of a resource's pool, read from the
@@ -1054,77 +1199,94 @@ static PyMethodDef builtin_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+#define POOL_METHODS                                                                     \
+    {"allocate", (PyCFunction)(void (*)(void))resource_allocate, KW,                     \
+     "allocate($self, /, size, stream=None)\n"                                           \
+     "--\n"                                                                              \
+     "\n"                                                                                \
+     "A new Buffer of size bytes from this resource, in stream order.\n"                 \
+     "\n"                                                                                \
+     "Parameters\n"                                                                      \
+     "----------\n"                                                                      \
+     "size : int\n"                                                                      \
+     "    The number of bytes (0 gives an empty Buffer).\n"                              \
+     "stream : int or object with ``__cuda_stream__``, optional\n"                       \
+     "    The stream that orders the allocation, and the Buffer's deallocation\n"        \
+     "    stream: None (the legacy default stream), an int handle, or an object\n"       \
+     "    with ``__cuda_stream__`` (a cuda.core Stream).\n"                              \
+     "\n"                                                                                \
+     "Returns\n"                                                                         \
+     "-------\n"                                                                         \
+     "Buffer\n"                                                                          \
+     "    The Buffer, whose memory_resource is this resource.\n"                         \
+     "\n"                                                                                \
+     "Raises\n"                                                                          \
+     "------\n"                                                                          \
+     "TypeError\n"                                                                       \
+     "    If size is not an integer, or stream is not a stream.\n"                       \
+     "OverflowError\n"                                                                   \
+     "    If size is negative or too large.\n"                                           \
+     "MemoryError\n"                                                                     \
+     "    If the memory cannot be allocated.\n"                                          \
+     "RuntimeError\n"                                                                    \
+     "    If the resource is closed, or the CUDA driver fails."},                        \
+        {"deallocate", (PyCFunction)(void (*)(void))resource_deallocate, KW,             \
+         "deallocate($self, /, ptr, size, stream=None)\n"                                \
+         "--\n"                                                                          \
+         "\n"                                                                            \
+         "Free memory that this resource allocated and no Buffer holds.\n"               \
+         "\n"                                                                            \
+         "Works after close() too.\n"                                                    \
+         "\n"                                                                            \
+         "Parameters\n"                                                                  \
+         "----------\n"                                                                  \
+         "ptr : int\n"                                                                   \
+         "    The address of the memory.\n"                                              \
+         "size : int\n"                                                                  \
+         "    Its size in bytes.\n"                                                      \
+         "stream : int or object with ``__cuda_stream__``, optional\n"                   \
+         "    The stream to free it on (None: the legacy default stream).\n"             \
+         "\n"                                                                            \
+         "Raises\n"                                                                      \
+         "------\n"                                                                      \
+         "TypeError\n"                                                                   \
+         "    If an argument is not an integer, or stream is not a stream.\n"            \
+         "OverflowError\n"                                                               \
+         "    If ptr or size is negative or too large."},                                \
+        {"close", (PyCFunction)resource_close, METH_NOARGS,                              \
+         "close($self, /)\n"                                                             \
+         "--\n"                                                                          \
+         "\n"                                                                            \
+         "Allocate nothing more, and destroy the pool if this resource owns it.\n"       \
+         "\n"                                                                            \
+         "The driver frees the pool's memory once the last Buffer allocated from it\n"   \
+         "is freed: Buffers allocated before stay valid. Closing a closed resource\n"    \
+         "does nothing.\n"                                                               \
+         "\n"                                                                            \
+         "Raises\n"                                                                      \
+         "------\n"                                                                      \
+         "RuntimeError\n"                                                                \
+         "    If the driver fails to destroy the pool (the resource is closed all the\n" \
+         "    same)."},
+
 static PyMethodDef pool_methods[] = {
-    {"allocate", (PyCFunction)(void (*)(void))resource_allocate, KW,
-     "allocate($self, /, size, stream=None)\n"
-     "--\n"
-     "\n"
-     "A new Buffer of size bytes from this resource, in stream order.\n"
-     "\n"
-     "Parameters\n"
-     "----------\n"
-     "size : int\n"
-     "    The number of bytes (0 gives an empty Buffer).\n"
-     "stream : int or object with ``__cuda_stream__``, optional\n"
-     "    The stream that orders the allocation, and the Buffer's deallocation\n"
-     "    stream: None (the legacy default stream), an int handle, or an object\n"
-     "    with ``__cuda_stream__`` (a cuda.core Stream).\n"
-     "\n"
-     "Returns\n"
-     "-------\n"
-     "Buffer\n"
-     "    The Buffer, whose memory_resource is this resource.\n"
-     "\n"
-     "Raises\n"
-     "------\n"
-     "TypeError\n"
-     "    If size is not an integer, or stream is not a stream.\n"
-     "OverflowError\n"
-     "    If size is negative or too large.\n"
-     "MemoryError\n"
-     "    If the memory cannot be allocated.\n"
-     "RuntimeError\n"
-     "    If the resource is closed, or the CUDA driver fails."},
-    {"deallocate", (PyCFunction)(void (*)(void))resource_deallocate, KW,
-     "deallocate($self, /, ptr, size, stream=None)\n"
-     "--\n"
-     "\n"
-     "Free memory that this resource allocated and no Buffer holds.\n"
-     "\n"
-     "Works after close() too.\n"
-     "\n"
-     "Parameters\n"
-     "----------\n"
-     "ptr : int\n"
-     "    The address of the memory.\n"
-     "size : int\n"
-     "    Its size in bytes.\n"
-     "stream : int or object with ``__cuda_stream__``, optional\n"
-     "    The stream to free it on (None: the legacy default stream).\n"
-     "\n"
-     "Raises\n"
-     "------\n"
-     "TypeError\n"
-     "    If an argument is not an integer, or stream is not a stream.\n"
-     "OverflowError\n"
-     "    If ptr or size is negative or too large."},
-    {"close", (PyCFunction)resource_close, METH_NOARGS,
-     "close($self, /)\n"
-     "--\n"
-     "\n"
-     "Allocate nothing more, and destroy the pool if this resource owns it.\n"
-     "\n"
-     "The driver frees the pool's memory once the last Buffer allocated from it\n"
-     "is freed: Buffers allocated before stay valid. Closing a closed resource\n"
-     "does nothing.\n"
-     "\n"
-     "Raises\n"
-     "------\n"
-     "RuntimeError\n"
-     "    If the driver fails to destroy the pool (the resource is closed all the\n"
-     "    same)."},
+    POOL_METHODS{NULL, NULL, 0, NULL},
+};
+
+/* DeviceMemoryResource's: the pool's, and those peer_accessible_by's set
+ * calls. */
+static PyMethodDef device_methods[] = {
+    POOL_METHODS{
+        "_peer_access", (PyCFunction)resource_peer_access, METH_NOARGS,
+        "_peer_access($self, /)\n--\n\nThe devices with access to the pool (for the proxy)."},
+    {"_update_peer_access", (PyCFunction)resource_update_peer_access, METH_VARARGS,
+     "_update_peer_access($self, grant, revoke, /)\n--\n\nGrant and revoke access in one driver "
+     "call (for the proxy)."},
+    {"_grant_peer_access", (PyCFunction)resource_grant_peer_access, METH_O,
+     "_grant_peer_access($self, device, /)\n--\n\nGrant one device access (for the proxy)."},
     {NULL, NULL, 0, NULL},
 };
+#undef POOL_METHODS
 
 #define GETTER(name, fn, doc)               \
     {                                       \
@@ -1183,7 +1345,21 @@ static PyGetSetDef legacy_pinned_getset[] = {
     RESOURCE_GETSET(RAISES("device_id", "a pinned memory resource is not bound to any GPU",
                            "Raises RuntimeError: the memory is bound to no device.")),
     END_GETSET};
-static PyGetSetDef device_getset[] = {RESOURCE_GETSET(DEVICE_ID), POOL_GETSET, END_GETSET};
+static PyGetSetDef device_getset[] = {
+    RESOURCE_GETSET(DEVICE_ID),
+    POOL_GETSET,
+    {"peer_accessible_by", (getter)get_peer_accessible_by, (setter)set_peer_accessible_by,
+     "The devices other than its own that may access the pool's memory: a live set.\n"
+     "\n"
+     "A PeerAccessibleBySetProxy of device ordinals (cuda.core's holds Devices), which\n"
+     "asks the driver at every read (cuMemPoolGetAccess) and changes the access with\n"
+     "one cuMemPoolSetAccess per operation; it takes ints and objects with a\n"
+     "device_id, and ignores the pool's own device. Setting it to an iterable of\n"
+     "devices grants exactly those, in one driver call. Raises ValueError for a device\n"
+     "that does not exist or cannot reach the pool's (\"Device 0 cannot access\n"
+     "peer(s): 1\"), RuntimeError once the resource is closed.",
+     NULL},
+    END_GETSET};
 static PyGetSetDef pinned_getset[] = {
     RESOURCE_GETSET(DEVICE_ID), POOL_GETSET,
     GETTER("numa_id", get_numa_id,
@@ -1286,7 +1462,7 @@ BUILTIN_TYPE(LegacyPinnedType, "LegacyPinnedMemoryResource", legacy_pinned_new, 
              "------\n"
              "RuntimeError\n"
              "    Without a CUDA driver.");
-BUILTIN_TYPE(DeviceType, "DeviceMemoryResource", device_new, pool_methods, device_getset,
+BUILTIN_TYPE(DeviceType, "DeviceMemoryResource", device_new, device_methods, device_getset,
              "DeviceMemoryResource(device_id, options=None)\n"
              "--\n"
              "\n"
@@ -1294,7 +1470,8 @@ BUILTIN_TYPE(DeviceType, "DeviceMemoryResource", device_new, pool_methods, devic
              "\n"
              "Without options the memory comes from the device's current memory pool,\n"
              "which the resource does not own; with options from a new pool, owned by\n"
-             "the resource (close() destroys it).\n"
+             "the resource (close() destroys it). peer_accessible_by says and sets which\n"
+             "other devices may access the pool's memory.\n"
              "\n"
              "Parameters\n"
              "----------\n"
@@ -1336,7 +1513,7 @@ BUILTIN_TYPE(ManagedType, "ManagedMemoryResource", managed_new, pool_methods, ma
              "globally), with device_id's primary context current, and device_id is that\n"
              "device (cuda.core uses the driver's current managed pool and reports -1);\n"
              "with options from a new managed memory pool, owned by the resource, whose\n"
-             "device_id is the preferred device, or -1.\n"
+             "device_id is the preferred device, or -1. allocate() returns ManagedBuffers.\n"
              "\n"
              "Parameters\n"
              "----------\n"

@@ -107,6 +107,50 @@ PyObject *strided_py_buffer_arg(PyObject *obj, const char *what);
  * closed. Assumes: obj is a Buffer (strided_py_buffer_of accepted it). */
 PyObject *strided_py_buffer_hold(PyObject *obj);
 
+/* The Buffer type (borrowed; static). */
+PyTypeObject *strided_py_buffer_type(void);
+
+/* cuda.core's TypeError sentence for stream=None where a stream is needed. */
+extern const char strided_py_none_stream_message[];
+
+/* Buffer.from_handle's body, making an object of type (Buffer, or
+ * ManagedBuffer for its class method) from vectorcall arguments. */
+PyObject *strided_py_buffer_from_handle(PyTypeObject *type, PyObject *const *args, Py_ssize_t nargs,
+                                        PyObject *kwnames);
+
+/* managed_type.c. ManagedBuffer, a Buffer subclass readied and added to
+ * the module by strided_py_add_buffer_type. */
+int strided_py_add_managed_buffer_type(PyObject *module);
+
+/* The ManagedBuffer type (borrowed; static). */
+PyTypeObject *strided_py_managed_buffer_type(void);
+
+/* A new ManagedBuffer taking the reference b, allocated by mr (borrowed).
+ * On failure b is released and NULL returned. */
+PyObject *strided_py_managed_buffer_new(strided_buffer *b, PyObject *mr);
+
+/* A location argument: None (type NONE), an int (a device ordinal; -1 the
+ * host), an object with an int device_id (a cuda.core Device), an object
+ * with numa_id and is_numa_current (a cuda.core Host: the host, a host NUMA
+ * node, the calling thread's node), a type's name ("host", or
+ * "host_numa_current"; a str or ManagedMemoryLocationType), or a pair
+ * (name, id): ("device", 0), ("host", None), ("host_numa", 1),
+ * ("host_numa_current", None). TypeError naming what for anything else,
+ * ValueError for an unknown name or an id the type does not take. What each
+ * operation accepts is libstrided's to check. */
+int strided_py_as_location(PyObject *obj, const char *what, strided_memory_location *out);
+
+/* A location as Python sees it (new reference): None, or (type, id) with
+ * type a strided.ManagedMemoryLocationType ("host_numa_current", a str,
+ * for the calling thread's node) and id None for the host. */
+PyObject *strided_py_location_object(strided_memory_location loc);
+
+/* A CopyOptions (strided's or cuda.core's: any object with its four
+ * fields) as libstrided's: the enumerations by their str values (ValueError
+ * "invalid src_access_order: 'x'" otherwise), the hints by
+ * strided_py_as_location. */
+int strided_py_as_copy_options(PyObject *obj, strided_buffer_copy_options *out);
+
 /* hold.c. A hold tells the garbage collector of the reference a C buffer's
  * release holds to a Python object (an owner, an exporter, a Python memory
  * resource). Every Python object that holds its own reference to such a C

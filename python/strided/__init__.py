@@ -8,7 +8,9 @@ the built-in ``HostMemoryResource``, ``PinnedMemoryResource``,
 ``LegacyPinnedMemoryResource``, ``DeviceMemoryResource`` and
 ``ManagedMemoryResource``, with ``DeviceMemoryResourceOptions``,
 ``PinnedMemoryResourceOptions`` and ``ManagedMemoryResourceOptions``) match
-cuda.core's ``Buffer`` and memory resources.
+cuda.core's ``Buffer`` and memory resources, ``ManagedBuffer`` (with
+``ManagedMemoryLocationType``) its managed buffers, and ``CopyOptions``
+(with ``MemcpySrcAccessOrder`` and ``MemcpyOverlapMode``) its copy hints.
 
 ``StridedMemoryView`` matches cuda.core's ``StridedMemoryView`` (DLPack,
 CUDA Array Interface and array-interface import, ``from_buffer`` in both of
@@ -33,6 +35,7 @@ from strided._strided import (
     DeviceMemoryResource,
     HostMemoryResource,
     LegacyPinnedMemoryResource,
+    ManagedBuffer,
     ManagedMemoryResource,
     MemoryResource,
     PinnedMemoryResource,
@@ -44,8 +47,12 @@ from strided._strided import (
 )
 from strided._copy import CopyAllocatorOptions
 from strided._options import (
+    CopyOptions,
     DeviceMemoryResourceOptions,
+    ManagedMemoryLocationType,
     ManagedMemoryResourceOptions,
+    MemcpyOverlapMode,
+    MemcpySrcAccessOrder,
     PinnedMemoryResourceOptions,
 )
 from strided._proxy import args_viewable_as_strided_memory
@@ -63,12 +70,17 @@ __all__ = [
     "MAX_NDIM",
     "Buffer",
     "CopyAllocatorOptions",
+    "CopyOptions",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
     "HostMemoryResource",
     "LegacyPinnedMemoryResource",
+    "ManagedBuffer",
+    "ManagedMemoryLocationType",
     "ManagedMemoryResource",
     "ManagedMemoryResourceOptions",
+    "MemcpyOverlapMode",
+    "MemcpySrcAccessOrder",
     "MemoryResource",
     "PinnedMemoryResource",
     "PinnedMemoryResourceOptions",

@@ -1,4 +1,5 @@
-"""The options of the memory pool resources, as cuda.core has them.
+"""The options of the memory pool resources and of copies, as cuda.core has
+them.
 
 ``DeviceMemoryResourceOptions``, ``PinnedMemoryResourceOptions`` and
 ``ManagedMemoryResourceOptions`` are mutable dataclasses whose fields are
@@ -11,15 +12,143 @@ when it is made (the rules live in libstrided: strided/resource.h).
 
 Where options go, a resource also takes ``None`` or a dict of the fields
 (``_options_of``), with cuda.core's messages for anything else.
+
+``CopyOptions`` (with ``MemcpySrcAccessOrder`` and ``MemcpyOverlapMode``)
+are the hints of ``Buffer.copy_to`` and ``copy_from``, a frozen dataclass
+as cuda.core's; ``ManagedMemoryLocationType`` names the kinds of location
+managed memory has (cuda.core.typing's).
 """
 
 import dataclasses
+import enum
 
 __all__ = [
+    "CopyOptions",
     "DeviceMemoryResourceOptions",
+    "ManagedMemoryLocationType",
     "ManagedMemoryResourceOptions",
+    "MemcpyOverlapMode",
+    "MemcpySrcAccessOrder",
     "PinnedMemoryResourceOptions",
 ]
+
+
+class ManagedMemoryLocationType(enum.StrEnum):
+    """Where managed memory may live, as cuda.core.typing names it.
+
+    A str enumeration: each member equals its string, so ``"device"``,
+    ``"host"`` and ``"host_numa"`` are taken wherever a member is
+    (``ManagedMemoryResourceOptions.preferred_location_type``, the type of a
+    ``(type, id)`` location), and a ``(type, id)`` pair strided answers
+    compares equal to the same pair of strings.
+
+    Examples
+    --------
+    >>> import strided
+    >>> strided.ManagedMemoryLocationType("host_numa")
+    <ManagedMemoryLocationType.HOST_NUMA: 'host_numa'>
+    >>> strided.ManagedMemoryLocationType.DEVICE == "device"
+    True
+    """
+
+    DEVICE = "device"
+    HOST = "host"
+    HOST_NUMA = "host_numa"
+
+
+class MemcpySrcAccessOrder(enum.StrEnum):
+    """When a copy may read its source (the driver's CUmemcpySrcAccessOrder).
+
+    ``STREAM``: in stream order, so work queued before the copy may still
+    use the source. ``DURING_API_CALL``: out of stream order, every read done
+    when the call returns. ``ANY``: out of stream order, until the copy
+    completes; the source must not change until then.
+
+    Examples
+    --------
+    >>> import strided
+    >>> strided.MemcpySrcAccessOrder("any")
+    <MemcpySrcAccessOrder.ANY: 'any'>
+    """
+
+    STREAM = "stream"
+    DURING_API_CALL = "during_api_call"
+    ANY = "any"
+
+
+class MemcpyOverlapMode(enum.StrEnum):
+    """Whether a copy should overlap with computation (CUmemcpyFlags).
+
+    ``DEFAULT``: the driver's choice. ``PREFER_OVERLAP_WITH_COMPUTE``: a hint
+    that the copy overlap with concurrent kernels, where the device can.
+
+    Examples
+    --------
+    >>> import strided
+    >>> strided.MemcpyOverlapMode.DEFAULT.value
+    'default'
+    """
+
+    DEFAULT = "default"
+    PREFER_OVERLAP_WITH_COMPUTE = "prefer_overlap_with_compute"
+
+
+@dataclasses.dataclass(frozen=True)
+class CopyOptions:
+    """Hints for one copy between buffers (``Buffer.copy_to``, ``copy_from``).
+
+    A frozen dataclass, as cuda.core's: the two enumeration fields take
+    their members or their strings, which are converted at construction.
+    The hints change how the driver stages the copy, never the bytes it
+    writes. They are honoured where the driver has
+    ``cuMemcpyWithAttributesAsync`` (CUDA 13.2); elsewhere the copy reads
+    its source in stream order, which honours ``STREAM`` and ``ANY`` and
+    leaves the other hints unsaid, and ``DURING_API_CALL`` is refused.
+
+    Parameters
+    ----------
+    src_access_order : MemcpySrcAccessOrder or str, optional
+        When the source may be read; ``"stream"`` by default.
+    src_location_hint : optional
+        Where the source is likely to be: a location in any form
+        ``ManagedBuffer.prefetch`` takes (a device ordinal, a Device or Host
+        of cuda.core, ``"host"``, a ``(type, id)`` pair), or None for no
+        hint. Honoured for managed memory (and pageable memory a device
+        reads).
+    dst_location_hint : optional
+        The same for the destination.
+    overlap_mode : MemcpyOverlapMode or str, optional
+        ``"default"`` by default.
+
+    Raises
+    ------
+    ValueError
+        If src_access_order or overlap_mode is none of its enumeration's
+        values ("invalid src_access_order: 'x'").
+
+    Examples
+    --------
+    >>> import strided
+    >>> strided.CopyOptions(src_access_order="any")
+    CopyOptions(src_access_order=<MemcpySrcAccessOrder.ANY: 'any'>, src_location_hint=None, \
+dst_location_hint=None, overlap_mode=<MemcpyOverlapMode.DEFAULT: 'default'>)
+    """
+
+    src_access_order: MemcpySrcAccessOrder | str = "stream"
+    src_location_hint: object = None
+    dst_location_hint: object = None
+    overlap_mode: MemcpyOverlapMode | str = "default"
+
+    def __post_init__(self):
+        # Frozen: the conversions go through object.__setattr__.
+        for name, kind in (("src_access_order", MemcpySrcAccessOrder),
+                           ("overlap_mode", MemcpyOverlapMode)):
+            value = getattr(self, name)
+            if not isinstance(value, kind):
+                try:
+                    object.__setattr__(self, name, kind(value))
+                except (ValueError, TypeError) as e:
+                    raise ValueError(f"invalid {name}: {value!r}") from e
 
 
 def _as_int(value):

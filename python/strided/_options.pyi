@@ -1,13 +1,42 @@
 # The types of strided._options (checked by scripts/check-typing). The fields convert what
 # is assigned to them (bool(), int()); the types are what they hold.
+import enum
 from dataclasses import dataclass
 from typing import Literal, SupportsIndex, SupportsInt
 
 __all__ = [
+    "CopyOptions",
     "DeviceMemoryResourceOptions",
+    "ManagedMemoryLocationType",
     "ManagedMemoryResourceOptions",
+    "MemcpyOverlapMode",
+    "MemcpySrcAccessOrder",
     "PinnedMemoryResourceOptions",
 ]
+
+class ManagedMemoryLocationType(enum.StrEnum):
+    DEVICE = "device"
+    HOST = "host"
+    HOST_NUMA = "host_numa"
+
+class MemcpySrcAccessOrder(enum.StrEnum):
+    STREAM = "stream"
+    DURING_API_CALL = "during_api_call"
+    ANY = "any"
+
+class MemcpyOverlapMode(enum.StrEnum):
+    DEFAULT = "default"
+    PREFER_OVERLAP_WITH_COMPUTE = "prefer_overlap_with_compute"
+
+# The hints take any location form ManagedBuffer.prefetch takes (strided._strided._Location),
+# or None.
+@dataclass(frozen=True)
+class CopyOptions:
+    src_access_order: MemcpySrcAccessOrder | str = "stream"
+    src_location_hint: object = None
+    dst_location_hint: object = None
+    overlap_mode: MemcpyOverlapMode | str = "default"
+    def __post_init__(self) -> None: ...
 
 _IntLike = SupportsInt | SupportsIndex
 

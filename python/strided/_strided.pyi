@@ -9,9 +9,12 @@ from numpy.typing import DTypeLike
 from typing_extensions import Buffer as _BytesLike
 from typing_extensions import CapsuleType, Self, TypeAlias, deprecated, disjoint_base
 
+from strided._access import AccessedBySetProxy, PeerAccessibleBySetProxy
 from strided._copy import CopyAllocatorOptions
 from strided._options import (
+    CopyOptions,
     DeviceMemoryResourceOptions,
+    ManagedMemoryLocationType,
     ManagedMemoryResourceOptions,
     PinnedMemoryResourceOptions,
 )
@@ -43,6 +46,29 @@ class _SupportsDeviceId(Protocol):
 _Stream: TypeAlias = int | _SupportsCudaStream | None
 # A device: an ordinal, or an object with device_id (a cuda.core Device).
 _Device: TypeAlias = int | _SupportsDeviceId
+
+class _HostLike(Protocol):
+    """A cuda.core Host: the host, a host NUMA node, or the calling thread's node."""
+
+    @property
+    def numa_id(self) -> int | None: ...
+    @property
+    def is_numa_current(self) -> bool: ...
+
+# A location of managed memory: a device ordinal (-1: the host), a Device, a Host, a type's
+# name ("host"), or a (type, id) pair, ("device", 0), ("host", None), ("host_numa", 1).
+_LocationName: TypeAlias = (
+    ManagedMemoryLocationType | Literal["device", "host", "host_numa", "host_numa_current"]
+)
+_Location: TypeAlias = (
+    int | _SupportsDeviceId | _HostLike | _LocationName | tuple[_LocationName, int | None]
+)
+# A location as strided answers it.
+_LocationPair: TypeAlias = (
+    tuple[Literal[ManagedMemoryLocationType.DEVICE, ManagedMemoryLocationType.HOST_NUMA], int]
+    | tuple[Literal[ManagedMemoryLocationType.HOST], None]
+    | tuple[Literal["host_numa_current"], None]
+)
 
 class _BufferLike(Protocol):
     """What is taken where a Buffer is (a cuda.core Buffer): its memory is used in place."""
@@ -223,7 +249,7 @@ class StridedLayout:
 
 _StridedLayout = StridedLayout
 
-@final
+@disjoint_base
 class Buffer:
     @staticmethod
     def from_handle(
@@ -239,10 +265,14 @@ class Buffer:
     # A NumPy scalar has the buffer protocol at run time, not in NumPy's stubs.
     def fill(self, value: int | _BytesLike | numpy.generic, *, stream: _Stream) -> None: ...
     @overload
-    def copy_to(self, dst: None = None, *, stream: _Stream, options: None = None) -> Buffer: ...
+    def copy_to(
+        self, dst: None = None, *, stream: _Stream, options: CopyOptions | None = None
+    ) -> Buffer: ...
     @overload
-    def copy_to(self, dst: _B, *, stream: _Stream, options: None = None) -> _B: ...
-    def copy_from(self, src: _AnyBuffer, *, stream: _Stream, options: None = None) -> None: ...
+    def copy_to(self, dst: _B, *, stream: _Stream, options: CopyOptions | None = None) -> _B: ...
+    def copy_from(
+        self, src: _AnyBuffer, *, stream: _Stream, options: CopyOptions | None = None
+    ) -> None: ...
     def __dlpack__(
         self,
         *,
@@ -279,6 +309,39 @@ class Buffer:
     def is_closed(self) -> bool: ...
     @property
     def is_mapped(self) -> bool: ...
+
+@final
+class ManagedBuffer(Buffer):
+    @classmethod
+    def from_handle(
+        cls,
+        ptr: SupportsInt,
+        size: int,
+        mr: _DeallocatingResource | None = None,
+        owner: object = None,
+        *,
+        stream: _Stream = None,
+    ) -> ManagedBuffer: ...
+    @property
+    def read_mostly(self) -> bool: ...
+    @read_mostly.setter
+    def read_mostly(self, value: object) -> None: ...
+    @property
+    def preferred_location(self) -> _LocationPair | None: ...
+    @preferred_location.setter
+    def preferred_location(self, value: _Location | None) -> None: ...
+    @property
+    def accessed_by(self) -> AccessedBySetProxy: ...
+    @accessed_by.setter
+    def accessed_by(self, value: Iterable[_Location]) -> None: ...
+    def prefetch(self, location: _Location, *, stream: int | _SupportsCudaStream) -> None: ...
+    def discard(self, *, stream: int | _SupportsCudaStream) -> None: ...
+    def discard_prefetch(
+        self, location: _Location, *, stream: int | _SupportsCudaStream
+    ) -> None: ...
+    def _accessed_by(self) -> tuple[_LocationPair, ...]: ...
+    def _location(self, location: _Location, /) -> _LocationPair | None: ...
+    def _advise_accessed_by(self, location: _Location, on: bool, /) -> None: ...
 
 @disjoint_base
 class MemoryResource:
@@ -350,6 +413,13 @@ class DeviceMemoryResource(MemoryResource):
     def uuid(self) -> None: ...
     @property
     def allocation_handle(self) -> NoReturn: ...
+    @property
+    def peer_accessible_by(self) -> PeerAccessibleBySetProxy: ...
+    @peer_accessible_by.setter
+    def peer_accessible_by(self, value: Iterable[_Device]) -> None: ...
+    def _peer_access(self) -> tuple[int, ...]: ...
+    def _update_peer_access(self, grant: Iterable[_Device], revoke: Iterable[object], /) -> None: ...
+    def _grant_peer_access(self, device: _Device, /) -> None: ...
 
 @final
 class ManagedMemoryResource(MemoryResource):
@@ -362,6 +432,7 @@ class ManagedMemoryResource(MemoryResource):
     ) -> Self: ...
     @overload
     def __new__(cls, options: _Device, /) -> Self: ...
+    def allocate(self, size: int, stream: _Stream = None) -> ManagedBuffer: ...
     def close(self) -> None: ...
     @property
     def is_closed(self) -> bool: ...
@@ -383,9 +454,9 @@ class ManagedMemoryResource(MemoryResource):
     def preferred_location(
         self,
     ) -> (
-        tuple[Literal["device"], int]
-        | tuple[Literal["host"], None]
-        | tuple[Literal["host_numa"], int]
+        tuple[Literal[ManagedMemoryLocationType.DEVICE], int]
+        | tuple[Literal[ManagedMemoryLocationType.HOST], None]
+        | tuple[Literal[ManagedMemoryLocationType.HOST_NUMA], int]
         | None
     ): ...
 

@@ -167,10 +167,22 @@ def test_buffer_cannot_be_instantiated():
         Buffer.__new__(Buffer)
 
 
-def test_buffer_is_final():
+def test_buffer_subclasses_are_made_by_nothing():
+    # Buffer can be subclassed (cuda.core's ManagedBuffer is a subclass
+    # written in Python), but nothing makes an instance of a subclass but
+    # ManagedBuffer's own from_handle: from_handle is a static method that
+    # makes Buffers, and the constructor refuses, as cuda.core's.
+    class Sub(Buffer):
+        pass
+
+    a = np.zeros(4, np.uint8)
+    assert type(Sub.from_handle(a.ctypes.data, 4, owner=a)) is Buffer
+    with pytest.raises(RuntimeError, match="^Buffer objects cannot be instantiated directly"):
+        Sub()
+    assert issubclass(strided.ManagedBuffer, Buffer)
     with pytest.raises(TypeError):
 
-        class Sub(Buffer):  # noqa: F841
+        class SubManaged(strided.ManagedBuffer):  # noqa: F841
             pass
 
 

@@ -14,6 +14,7 @@ the bytes.
 """
 
 import ctypes
+import dataclasses
 import gc
 import re
 import textwrap
@@ -22,6 +23,7 @@ import weakref
 import numpy as np
 import pytest
 
+import strided
 from strided import Buffer, HostMemoryResource, MemoryResource, StridedMemoryView
 from test_buffer import CUDA
 from test_view_fake_cuda import DEV0, DEV1, MANAGED, PINNED, needs_fake, run_fake
@@ -358,11 +360,85 @@ def test_copy_options():
     with pytest.raises(TypeError, match=exact("copy_from: options must be CopyOptions, got dict")):
         a.copy_from(b, stream=None, options={})
 
-    class CopyOptions:
+    class CopyOptions:  # named so, but without the fields
         pass
 
-    with pytest.raises(NotImplementedError, match="not supported"):
+    with pytest.raises(TypeError, match=exact("copy_to: options must be CopyOptions, got CopyOptions")):
         a.copy_to(b, stream=None, options=CopyOptions())
+
+
+@pytest.mark.parametrize("order", ["stream", "during_api_call", "any"])
+def test_host_copies_honour_every_option(order):
+    # The host copies host-only memory, complete on return: every option
+    # holds, DURING_API_CALL and the legacy default stream included.
+    src = np.arange(16, dtype=np.uint8)
+    dst = np.zeros(16, np.uint8)
+    options = strided.CopyOptions(src_access_order=order, dst_location_hint=("host_numa", 1),
+                                  overlap_mode="prefer_overlap_with_compute")
+    over(src).copy_to(over(dst), stream=None, options=options)
+    np.testing.assert_array_equal(dst, src)
+    dst[:] = 0
+    over(dst).copy_from(over(src), stream=0, options=options)
+    np.testing.assert_array_equal(dst, src)
+
+
+def test_copy_options_of_cuda_core_by_their_fields():
+    # cuda.core's CopyOptions (cuda.core.utils) is read by its fields: its
+    # enumerations are str enumerations, its hints Devices and Hosts.
+    class Device:
+        device_id = 0
+
+    class Host:
+        numa_id, is_numa_current = None, False
+
+    class CopyOptions:
+        def __init__(self, **fields):
+            self.src_access_order, self.overlap_mode = "any", "default"
+            self.src_location_hint = self.dst_location_hint = None
+            self.__dict__.update(fields)
+
+    src, dst = np.arange(8, dtype=np.uint8), np.zeros(8, np.uint8)
+    over(src).copy_to(over(dst), stream=None,
+                      options=CopyOptions(src_location_hint=Device(), dst_location_hint=Host()))
+    np.testing.assert_array_equal(dst, src)
+    with pytest.raises(ValueError, match=exact("invalid src_access_order: 'soon'")):
+        over(src).copy_to(over(dst), stream=None, options=CopyOptions(src_access_order="soon"))
+    with pytest.raises(ValueError, match=exact("invalid overlap_mode: 3")):
+        over(src).copy_to(over(dst), stream=None, options=CopyOptions(overlap_mode=3))
+    with pytest.raises(TypeError, match="^src_location_hint must be a device ordinal"):
+        over(src).copy_to(over(dst), stream=None, options=CopyOptions(src_location_hint=1.5))
+    # Hint values libstrided refuses, whatever the memory.
+    with pytest.raises(ValueError, match=exact("a device location needs a device ordinal (>= 0), "
+                                               "got -4")):
+        over(src).copy_to(over(dst), stream=None,
+                          options=strided.CopyOptions(src_location_hint=-4))
+    with pytest.raises(ValueError, match="'device' location needs its device ordinal"):
+        over(src).copy_to(over(dst), stream=None,
+                          options=strided.CopyOptions(dst_location_hint="device"))
+
+
+def test_copy_options_dataclass():
+    o = strided.CopyOptions()
+    assert o.src_access_order is strided.MemcpySrcAccessOrder.STREAM
+    assert o.overlap_mode is strided.MemcpyOverlapMode.DEFAULT
+    assert o.src_location_hint is None and o.dst_location_hint is None
+    o = strided.CopyOptions("during_api_call", 0, "host", "prefer_overlap_with_compute")
+    assert o.src_access_order == "during_api_call"
+    assert o.overlap_mode is strided.MemcpyOverlapMode.PREFER_OVERLAP_WITH_COMPUTE
+    assert (o.src_location_hint, o.dst_location_hint) == (0, "host")
+    assert o == strided.CopyOptions(strided.MemcpySrcAccessOrder.DURING_API_CALL, 0, "host",
+                                    strided.MemcpyOverlapMode.PREFER_OVERLAP_WITH_COMPUTE)
+    assert hash(o) == hash(strided.CopyOptions("during_api_call", 0, "host",
+                                               "prefer_overlap_with_compute"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        o.src_access_order = "any"
+    with pytest.raises(ValueError, match=exact("invalid src_access_order: 'x'")):
+        strided.CopyOptions(src_access_order="x")
+    with pytest.raises(ValueError, match=exact("invalid overlap_mode: None")):
+        strided.CopyOptions(overlap_mode=None)
+    assert [m.value for m in strided.MemcpySrcAccessOrder] == ["stream", "during_api_call", "any"]
+    assert [m.value for m in strided.MemcpyOverlapMode] == ["default",
+                                                            "prefer_overlap_with_compute"]
 
 
 def test_copy_without_a_stream_needs_host_only_memory():
@@ -806,3 +882,143 @@ def test_fake_device_buffers_export_and_import():
     assert out["like"][:3] == ["cuMemcpyAsync", out["like"][1], DEV1]
     assert out["like"][5:] == [9, 1]
     assert out["like-view"] == 1
+
+
+# The fake's capture switch and its record of the last copy with attributes.
+COPY_OPTIONS = """
+class CopyAttributes(ctypes.Structure):
+    _fields_ = [("order", ctypes.c_int), ("src_type", ctypes.c_int), ("src_id", ctypes.c_int),
+                ("dst_type", ctypes.c_int), ("dst_id", ctypes.c_int), ("flags", ctypes.c_uint)]
+
+
+fake.fake_cuda_last_copy_attributes.argtypes = [ctypes.POINTER(CopyAttributes)]
+fake.fake_cuda_last_copy_attributes.restype = ctypes.c_int
+fake.fake_cuda_set_capturing.argtypes = [ctypes.c_void_p, ctypes.c_int]
+fake.fake_cuda_set_capturing.restype = None
+
+
+def copy_attributes():
+    a = CopyAttributes()
+    if not fake.fake_cuda_last_copy_attributes(ctypes.byref(a)):
+        return None
+    return [a.order, a.src_type, a.src_id, a.dst_type, a.dst_id, a.flags]
+
+
+fake.fake_cuda_move_bytes(1)
+d0, d1, e0 = device_array(64, device=0), device_array(64, device=0), device_array(64, device=1)
+d0[:] = 5
+a, b = Buffer.from_handle(d0.ctypes.data, 64), Buffer.from_handle(d1.ctypes.data, 64)
+c = Buffer.from_handle(e0.ctypes.data, 64)
+"""
+
+
+
+def run_options(code, driver_version=None):
+    """run with COPY_OPTIONS first, after the fake is made a driver of
+    driver_version (libstrided loads it in COPY_OPTIONS)."""
+    before = "" if driver_version is None else (
+        f"os.environ['FAKE_CUDA_DRIVER_VERSION'] = '{driver_version}'\n")
+    return run_fake(MEMOP + before + COPY_OPTIONS + textwrap.dedent(code))
+
+
+LEGACY = ("does not accept LEGACY_DEFAULT_STREAM with options (matches copy_batch); "
+          "cuMemcpyWithAttributesAsync rejects it outright, unlike PER_THREAD_DEFAULT_STREAM, "
+          "which is a real stream to the driver and is accepted. Pass an explicit stream, "
+          "PER_THREAD_DEFAULT_STREAM, or options=None.")
+CAPTURE = ("does not support graph capture with options (matches copy_batch); the driver has no "
+           "graph-node form of cuMemcpyWithAttributesAsync, so options cannot be honored in a "
+           "graph. Use GraphNode.memcpy for a plain (non-attributed) copy node, or pass "
+           "options=None.")
+DURING_API_CALL = ("src_access_order=DURING_API_CALL requires a driver that reports CUDA 13.2 or "
+                   "newer (cuMemcpyWithAttributesAsync is unavailable here). A plain "
+                   "cuMemcpyAsync fallback reads the source in stream order only, which would "
+                   "silently violate the guarantee that all source reads complete before the "
+                   "call returns, letting the caller reuse the source buffer before the real "
+                   "(stream-ordered) read happens. Use src_access_order=STREAM or ANY, or omit "
+                   "options, if that works for your use case.")
+
+
+@needs_fake
+def test_fake_copy_options_stream_rules():
+    out = run_options("""
+    from strided import CopyOptions
+    o = CopyOptions(src_access_order="any")
+    out["legacy-to"] = error(lambda: a.copy_to(b, stream=0, options=o))
+    out["legacy-from"] = error(lambda: b.copy_from(a, stream=1, options=o))
+    class Legacy:  # cuda.core's LEGACY_DEFAULT_STREAM
+        def __cuda_stream__(self):
+            return (0, 1)
+    out["legacy-object"] = error(lambda: a.copy_to(b, stream=Legacy(), options=o))
+    out["legacy-calls"] = calls("cuMemcpyAsync")
+    # The sizes are checked first, as cuda.core checks them.
+    out["sizes-first"] = error(lambda: a.copy_to(Buffer.from_handle(DEV0, 8), stream=0, options=o))
+    fake.fake_cuda_set_capturing(0x55, 1)
+    out["capture"] = error(lambda: b.copy_from(a, stream=0x55, options=o))
+    out["capture-plain"] = error(lambda: b.copy_from(a, stream=0x55))
+    fake.fake_cuda_set_capturing(0x55, 0)
+    out["per-thread"] = error(lambda: a.copy_to(b, stream=2, options=o))
+    out["copied"] = [memop()[0], memop()[5], d1.tolist() == [5] * 64]
+    # A CUDA 13.0 driver: DURING_API_CALL cannot be honoured; nothing is copied.
+    d1[:] = 0
+    n = calls("cuMemcpyAsync")
+    out["during"] = error(lambda: a.copy_to(b, stream=0x55,
+                                            options=CopyOptions("during_api_call")))
+    out["during-calls"] = calls("cuMemcpyAsync") - n
+    out["hint-device"] = error(lambda: a.copy_to(b, stream=0x55,
+                                                 options=CopyOptions(src_location_hint=7)))
+    # copy_to(dst=None) allocates, then refuses the stream, as cuda.core.
+    mr = DeviceMemoryResource(0)
+    m = mr.allocate(64, stream=0x55)
+    out["allocated-then-refused"] = error(lambda: m.copy_to(stream=0, options=o))
+    out["allocations"] = calls("cuMemAllocFromPoolAsync")
+    """)
+    assert out["legacy-to"] == ["TypeError", "copy_to " + LEGACY]
+    assert out["legacy-from"] == ["TypeError", "copy_from " + LEGACY]
+    assert out["legacy-object"] == ["TypeError", "copy_to " + LEGACY]
+    assert out["legacy-calls"] == 0
+    assert out["sizes-first"] == ["ValueError", "buffer sizes mismatch between src and dst "
+                                                "(sizes are: src=64, dst=8)"]
+    assert out["capture"] == ["TypeError", "copy_from " + CAPTURE]
+    assert out["capture-plain"] is None
+    assert out["per-thread"] is None
+    assert out["copied"] == ["cuMemcpyAsync", 2, True]
+    assert out["during"] == ["NotImplementedError", DURING_API_CALL]
+    assert out["during-calls"] == 0
+    assert out["hint-device"] == ["ValueError", "device 7 does not exist; there are 2 CUDA devices"]
+    assert out["allocated-then-refused"] == ["TypeError", "copy_to " + LEGACY]
+    assert out["allocations"] == 2
+
+
+@needs_fake
+def test_fake_copy_options_through_the_attributes_of_cuda_13_2():
+    out = run_options("""
+    from strided import CopyOptions
+
+    class Host:  # a cuda.core Host of the calling thread's node
+        numa_id, is_numa_current = None, True
+
+    o = CopyOptions("during_api_call", src_location_hint=("host_numa", 1),
+                    dst_location_hint=Host(), overlap_mode="prefer_overlap_with_compute")
+    a.copy_to(b, stream=0x55, options=o)
+    out["copy"] = memop()
+    out["attributes"] = copy_attributes()
+    out["bytes"] = d1.tolist() == [5] * 64
+    b.copy_from(a, stream=0x55, options=CopyOptions(src_location_hint=1))
+    out["plain-hint"] = copy_attributes()
+    b.copy_from(a, stream=0x55)
+    out["without"] = memop()[0]
+    # Between two devices the copy is cuMemcpyPeerAsync, which takes none.
+    out["peer-during"] = error(lambda: c.copy_from(a, stream=0x55, options=o))
+    c.copy_from(a, stream=0x55, options=CopyOptions("any"))
+    out["peer"] = [calls("cuMemcpyPeerAsync"), e0.tolist() == [5] * 64]
+    """, driver_version=13020)
+    assert out["copy"][0] == "cuMemcpyWithAttributesAsync" and out["copy"][4:] == [64, 0x55, 0]
+    # DURING_API_CALL, a NUMA node 1 hint, the calling thread's node, overlap.
+    assert out["attributes"] == [2, 3, 1, 4, 0, 1]
+    assert out["bytes"]
+    assert out["plain-hint"] == [1, 1, 1, 0, 0, 0]
+    assert out["without"] == "cuMemcpyAsync"
+    assert out["peer-during"][0] == "NotImplementedError"
+    assert out["peer-during"][1].startswith(
+        "src_access_order=DURING_API_CALL requires a copy cuMemcpyWithAttributesAsync makes")
+    assert out["peer"] == [1, True]

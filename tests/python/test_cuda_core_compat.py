@@ -11,6 +11,7 @@ driver" where it has none. The device bodies run on a GPU machine against
 both (they skip with "skipped: no CUDA device" elsewhere).
 """
 
+import dataclasses
 import os
 import pickle
 
@@ -27,12 +28,16 @@ if STRIDED:
     from strided import StridedMemoryView, args_viewable_as_strided_memory
     from strided import (TensorMapInterleave, TensorMapL2Promotion, TensorMapOOBFill,
                          TensorMapSwizzle)
+    from strided import (CopyOptions, ManagedMemoryLocationType, MemcpyOverlapMode,
+                         MemcpySrcAccessOrder)
 elif IMPL == "cuda.core":
     cc = pytest.importorskip("cuda.core")
     import cuda.core as api
     from cuda.core.utils import StridedMemoryView, args_viewable_as_strided_memory
     from cuda.core._tensor_map import (TensorMapInterleave, TensorMapL2Promotion,
                                        TensorMapOOBFill, TensorMapSwizzle)
+    from cuda.core.utils import CopyOptions, MemcpyOverlapMode, MemcpySrcAccessOrder
+    from cuda.core.typing import ManagedMemoryLocationType
 else:
     raise RuntimeError(f"STRIDED_COMPAT_IMPL must be strided or cuda.core, not {IMPL!r}")
 
@@ -360,6 +365,73 @@ def test_options_bad_type():
         driver_call(api.DeviceMemoryResource, 0, options=5)
 
 
+# ---- copy options, managed buffers ----
+
+def test_copy_options_dataclass():
+    assert repr(CopyOptions()) == (
+        "CopyOptions(src_access_order=<MemcpySrcAccessOrder.STREAM: 'stream'>, "
+        "src_location_hint=None, dst_location_hint=None, "
+        "overlap_mode=<MemcpyOverlapMode.DEFAULT: 'default'>)")
+    o = CopyOptions(src_access_order="any", overlap_mode="prefer_overlap_with_compute")
+    assert o.src_access_order is MemcpySrcAccessOrder.ANY
+    assert o.overlap_mode is MemcpyOverlapMode.PREFER_OVERLAP_WITH_COMPUTE
+    assert o == CopyOptions(MemcpySrcAccessOrder.ANY, None, None,
+                            MemcpyOverlapMode.PREFER_OVERLAP_WITH_COMPUTE)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        o.overlap_mode = "default"
+    with pytest.raises(ValueError, match=r"^invalid src_access_order: 'x'$"):
+        CopyOptions(src_access_order="x")
+    with pytest.raises(ValueError, match=r"^invalid overlap_mode: 'x'$"):
+        CopyOptions(overlap_mode="x")
+    assert [m.value for m in MemcpySrcAccessOrder] == ["stream", "during_api_call", "any"]
+    assert [m.value for m in MemcpyOverlapMode] == ["default", "prefer_overlap_with_compute"]
+
+
+def test_managed_memory_location_type():
+    assert [(m.name, m.value) for m in ManagedMemoryLocationType] == [
+        ("DEVICE", "device"), ("HOST", "host"), ("HOST_NUMA", "host_numa")]
+    assert ManagedMemoryLocationType("host") == "host"
+
+
+def test_copy_options_must_be_copy_options():
+    a, b = host_array(), host_array()
+    src = Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    dst = Buffer.from_handle(b.ctypes.data, b.nbytes, owner=b)
+    stream = driver_call(cuda_stream)
+    with pytest.raises(TypeError, match="^copy_to: options must be CopyOptions, got int$"):
+        driver_call(src.copy_to, dst, stream=stream, options=1)
+    with pytest.raises(TypeError, match="^copy_from: options must be CopyOptions, got str$"):
+        driver_call(dst.copy_from, src, stream=stream, options="any")
+
+
+def test_managed_buffer_from_handle():
+    a = host_array()
+    b = api.ManagedBuffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    assert type(b) is api.ManagedBuffer and isinstance(b, Buffer)
+    assert b.owner is a and b.size == a.nbytes
+    assert type(Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)) is Buffer
+
+
+def test_managed_buffer_refuses_memory_that_is_not_managed():
+    a = host_array()
+    b = api.ManagedBuffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    stream = driver_call(cuda_stream)
+    with pytest.raises(ValueError, match="^prefetch requires a managed-memory allocation$"):
+        driver_call(b.prefetch, host_location(), stream=stream)
+    with pytest.raises(ValueError, match="^discard requires a managed-memory allocation$"):
+        driver_call(b.discard, stream=stream)
+
+
+def test_managed_buffer_closed():
+    a = host_array()
+    b = api.ManagedBuffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
+    b.close()
+    with pytest.raises(RuntimeError, match="^Buffer has been closed$"):
+        b.read_mostly
+    with pytest.raises(RuntimeError, match="^Buffer has been closed$"):
+        b.accessed_by
+
+
 # ---- tensor maps ----
 
 def test_tensor_map_options():
@@ -399,6 +471,33 @@ def cuda_stream():
     if STRIDED:
         return 0
     return api.Device(0).default_stream
+
+
+def per_thread_stream():
+    """The per-thread default stream, which copies with options take."""
+    return 2 if STRIDED else api.PER_THREAD_DEFAULT_STREAM
+
+
+def device_location(device_id):
+    """A device as a location: strided's ordinal, cuda.core's Device."""
+    return device_id if STRIDED else api.Device(device_id)
+
+
+def host_location():
+    """The host as a location: strided's "host", cuda.core's Host()."""
+    return "host" if STRIDED else api.Host()
+
+
+def location_key(location):
+    """A location read back, as (kind, id): strided answers such a pair,
+    cuda.core a Device or Host."""
+    if location is None or isinstance(location, tuple):
+        return location and (str(location[0]), location[1])
+    if hasattr(location, "device_id"):
+        return ("device", location.device_id)
+    if location.is_numa_current:
+        return ("host_numa_current", None)
+    return ("host", None) if location.numa_id is None else ("host_numa", location.numa_id)
 
 
 def synchronize():
@@ -471,3 +570,86 @@ def test_cupy_round_trip():
     assert v.shape == (3, 2) and v.strides == (4, 2) and v.is_device_accessible
     b = cupy.from_dlpack(v)
     assert int(b.data.ptr) == int(a.data.ptr) and bool((b == a).all())
+
+
+@needs_gpu
+def test_managed_buffer_advice_and_moves():
+    if not STRIDED:
+        api.Device(0).set_current()
+    mr = api.ManagedMemoryResource(options=api.ManagedMemoryResourceOptions(preferred_location=0))
+    b = mr.allocate(1 << 16, stream=cuda_stream())
+    assert type(b) is api.ManagedBuffer and b.is_managed
+    assert b.read_mostly is False
+    b.read_mostly = True
+    assert b.read_mostly is True
+    b.read_mostly = False
+    b.preferred_location = device_location(0)
+    assert location_key(b.preferred_location) == ("device", 0)
+    b.preferred_location = host_location()
+    assert location_key(b.preferred_location) == ("host", None)
+    b.preferred_location = None
+    assert b.preferred_location is None
+    b.accessed_by.add(device_location(0))
+    assert device_location(0) in b.accessed_by and len(b.accessed_by) == 1
+    assert [location_key(x) for x in b.accessed_by] == [("device", 0)]
+    b.accessed_by = [host_location()]
+    assert [location_key(x) for x in b.accessed_by] == [("host", None)]
+    b.accessed_by = []
+    assert len(b.accessed_by) == 0
+    b.fill(9, stream=cuda_stream())
+    b.prefetch(device_location(0), stream=cuda_stream())
+    b.prefetch(host_location(), stream=cuda_stream())
+    synchronize()
+    h = api.PinnedMemoryResource().allocate(1 << 16, stream=cuda_stream())
+    b.copy_to(h, stream=cuda_stream())
+    synchronize()
+    np.testing.assert_array_equal(np.from_dlpack(h), np.full(1 << 16, 9, np.int8))
+    b.discard_prefetch(device_location(0), stream=cuda_stream())
+    b.discard(stream=cuda_stream())
+    synchronize()
+    b.close()
+    h.close()
+
+
+@needs_gpu
+def test_peer_accessible_by_on_one_device():
+    if not STRIDED:
+        api.Device(0).set_current()
+    mr = api.DeviceMemoryResource(0, options=api.DeviceMemoryResourceOptions())
+    assert set(mr.peer_accessible_by) == set()
+    assert len(mr.peer_accessible_by) == 0 and 0 not in mr.peer_accessible_by
+    mr.peer_accessible_by = [0]  # the pool's own device is left out
+    mr.peer_accessible_by.add(0)
+    assert len(mr.peer_accessible_by) == 0
+    mr.peer_accessible_by.clear()
+    if cuda_device_count() == 1:
+        with pytest.raises(ValueError):
+            mr.peer_accessible_by.add(1)
+    mr.close()
+
+
+@needs_gpu
+def test_copy_with_options():
+    if not STRIDED:
+        api.Device(0).set_current()
+    mr = api.DeviceMemoryResource(0)
+    a = mr.allocate(4096, stream=cuda_stream())
+    b = mr.allocate(4096, stream=cuda_stream())
+    a.fill(5, stream=cuda_stream())
+    synchronize()
+    stream = per_thread_stream()
+    a.copy_to(b, stream=stream, options=CopyOptions(src_access_order="any",
+                                                    dst_location_hint=device_location(0)))
+    with pytest.raises(TypeError, match="^copy_to does not accept LEGACY_DEFAULT_STREAM with options"):
+        a.copy_to(b, stream=cuda_stream(), options=CopyOptions())
+    try:
+        b.copy_from(a, stream=stream, options=CopyOptions("during_api_call"))
+    except RuntimeError as e:  # a driver older than CUDA 13.2
+        assert str(e).startswith("src_access_order=DURING_API_CALL requires ")
+    synchronize()
+    h = api.PinnedMemoryResource().allocate(4096, stream=cuda_stream())
+    b.copy_to(h, stream=cuda_stream())
+    synchronize()
+    np.testing.assert_array_equal(np.from_dlpack(h), np.full(4096, 5, np.int8))
+    for x in (a, b, h):
+        x.close()

@@ -420,3 +420,399 @@ def test_pools_go_with_their_last_buffer():
     """)
     assert out["while_buffer"] == [1, 0]
     assert out["after"] == [0, 1]
+
+
+# ManagedBuffer: the advice and page moves of managed memory, and what the
+# fake records of them (fake_cuda_managed_info, fake_cuda_last_managed_op).
+MANAGED_CONTROL = """
+from strided import ManagedBuffer
+
+
+class Managed(ctypes.Structure):
+    _fields_ = [("read_mostly", ctypes.c_int), ("preferred_type", ctypes.c_int),
+                ("preferred_id", ctypes.c_int), ("accessed", ctypes.c_int * 65),
+                ("n_accessed", ctypes.c_int), ("prefetch_type", ctypes.c_int),
+                ("prefetch_id", ctypes.c_int), ("discards", ctypes.c_int)]
+
+
+class ManagedOp(ctypes.Structure):
+    _fields_ = [("function", ctypes.c_char * 40), ("address", ctypes.c_size_t),
+                ("size", ctypes.c_size_t), ("advice", ctypes.c_int),
+                ("location_type", ctypes.c_int), ("location_id", ctypes.c_int),
+                ("stream", ctypes.c_void_p), ("device", ctypes.c_int)]
+
+
+fake.fake_cuda_managed_info.argtypes = [ctypes.c_size_t, ctypes.POINTER(Managed)]
+fake.fake_cuda_managed_info.restype = ctypes.c_int
+fake.fake_cuda_last_managed_op.argtypes = [ctypes.POINTER(ManagedOp)]
+fake.fake_cuda_last_managed_op.restype = ctypes.c_int
+fake.fake_cuda_pool_access.argtypes = [ctypes.c_void_p, ctypes.c_int]
+fake.fake_cuda_pool_access.restype = ctypes.c_int
+
+
+def managed_info(buf):
+    m = Managed()
+    assert fake.fake_cuda_managed_info(buf.handle, ctypes.byref(m))
+    return dict(read_mostly=m.read_mostly, preferred=[m.preferred_type, m.preferred_id],
+                accessed=list(m.accessed[:m.n_accessed]),
+                prefetch=[m.prefetch_type, m.prefetch_id], discards=m.discards)
+
+
+def managed_op():
+    m = ManagedOp()
+    if not fake.fake_cuda_last_managed_op(ctypes.byref(m)):
+        return None
+    return [m.function.decode(), m.advice, m.location_type, m.location_id, m.stream or 0,
+            m.device]
+
+
+class Device:  # a cuda.core Device, as strided sees it
+    def __init__(self, device_id):
+        self.device_id = device_id
+
+
+class Host:  # a cuda.core Host
+    def __init__(self, numa_id=None, is_numa_current=False):
+        self.numa_id, self.is_numa_current = numa_id, is_numa_current
+"""
+
+NOT_MANAGED = "requires a managed-memory allocation"
+
+
+def run_managed(code):
+    return run_fake(POOLS + MANAGED_CONTROL + textwrap.dedent(code))
+
+
+def test_managed_resources_hand_out_managed_buffers():
+    out = run_managed("""
+        mr = ManagedMemoryResource()
+        buf = mr.allocate(4096, stream=0x55)
+        pooled = ManagedMemoryResource({"preferred_location": 1}).allocate(64)
+        out['types'] = [type(buf).__name__, isinstance(buf, strided.Buffer),
+                        type(pooled).__name__, repr(buf).startswith("<Buffer ptr=")]
+        out['facts'] = [buf.is_managed, buf.size, list(buf.__dlpack_device__()),
+                        buf.memory_resource is mr]
+        out['copy'] = type(buf.copy_to(stream=0x55)).__name__
+        out['other'] = [type(DeviceMemoryResource(0).allocate(8)).__name__,
+                        type(PinnedMemoryResource().allocate(8)).__name__]
+        # from_handle is a class method: ManagedBuffer's makes ManagedBuffers,
+        # Buffer's Buffers, with the rules of Buffer.from_handle.
+        wrapped = ManagedBuffer.from_handle(MANAGED, 256)
+        out['from_handle'] = [type(wrapped).__name__, wrapped.is_managed,
+                              type(strided.Buffer.from_handle(MANAGED, 256)).__name__,
+                              type(ManagedBuffer.from_handle(MANAGED, 8, owner=mr)).__name__]
+        out['from_handle_rules'] = error(lambda: ManagedBuffer.from_handle(MANAGED, 8, mr=mr,
+                                                                            owner=mr))
+        out['direct'] = error(lambda: ManagedBuffer())
+        out['subclass'] = error(lambda: type("Sub", (ManagedBuffer,), {}))
+        out['preferred'] = [mr.preferred_location,
+                            type(ManagedMemoryResource({"preferred_location": 1})
+                                 .preferred_location[0]).__name__]
+    """)
+    assert out["types"] == ["ManagedBuffer", True, "ManagedBuffer", True]
+    assert out["facts"] == [True, 4096, [13, 0], True]
+    assert out["copy"] == "ManagedBuffer"
+    assert out["other"] == ["Buffer", "Buffer"]
+    assert out["from_handle"] == ["ManagedBuffer", True, "Buffer", "ManagedBuffer"]
+    assert out["from_handle_rules"] == [
+        "ValueError", "owner and memory resource cannot be both specified together"]
+    assert out["direct"] == [
+        "RuntimeError", "Buffer objects cannot be instantiated directly. Please use MemoryResource APIs."]
+    assert out["subclass"][0] == "TypeError"
+    assert out["preferred"] == [None, "ManagedMemoryLocationType"]
+
+
+def test_managed_buffer_read_mostly_and_preferred_location():
+    out = run_managed("""
+        buf = ManagedMemoryResource(device_id=1).allocate(4096)
+        out['read_mostly'] = [buf.read_mostly]
+        buf.read_mostly = 1
+        out['read_mostly'] += [buf.read_mostly, managed_info(buf)['read_mostly'], managed_op()]
+        buf.read_mostly = []
+        out['read_mostly'].append(buf.read_mostly)
+        seen = []
+        for loc in [None, 0, Device(1), -1, "host", Host(), ("host_numa", 1), Host(numa_id=0),
+                    Host(is_numa_current=True), ("device", 1), strided.ManagedMemoryLocationType.HOST,
+                    ("host", None), None]:
+            buf.preferred_location = loc
+            p = buf.preferred_location
+            seen.append(None if p is None else [p[0], p[1], type(p[0]).__name__])
+        out['seen'] = seen
+        out['op'] = managed_op()
+        buf.preferred_location = ("host_numa", 1)
+        out['info'] = managed_info(buf)['preferred']
+        errors = []
+        for loc in [1.5, 5, -3, ("device", None), ("host", 2), "device", "bogus", ("gpu", 0), True,
+                    Host(numa_id=-1)]:
+            errors.append(error(lambda: setattr(buf, "preferred_location", loc)))
+        out['errors'] = errors
+        out['delete'] = error(lambda: delattr(buf, "preferred_location"))
+        out['unchanged'] = list(buf.preferred_location)
+    """)
+    rm = out["read_mostly"]
+    assert rm[:3] == [False, True, 1]
+    assert rm[3][:2] == ["cuMemAdvise_v2", 1] and rm[3][5] == 1  # in device 1's context
+    assert rm[4] is False
+    E = "ManagedMemoryLocationType"
+    assert out["seen"] == [
+        None, ["device", 0, E], ["device", 1, E], ["host", None, E], ["host", None, E],
+        ["host", None, E], ["host_numa", 1, E], ["host_numa", 0, E],
+        # the calling thread's node, which the fake resolves to node 0
+        ["host_numa", 0, E], ["device", 1, E], ["host", None, E], ["host", None, E], None]
+    assert out["op"][:2] == ["cuMemAdvise_v2", 4]  # unset the preferred location
+    assert out["info"] == [3, 1]
+    errors = out["errors"]
+    assert errors[0] == ["TypeError", "preferred_location must be a device ordinal, a Device, a "
+                                      "Host, 'host', a (type, id) pair or None; got float"]
+    assert errors[1] == ["ValueError", "device 5 does not exist; there are 2 CUDA devices"]
+    assert errors[2] == ["ValueError", "a device location needs a device ordinal (>= 0), got -3"]
+    assert errors[3] == ["ValueError", "preferred_location: a 'device' location needs its device "
+                                       "ordinal, as ('device', 0)"]
+    assert errors[4] == ["ValueError", "preferred_location: a 'host' location has no id, got "
+                                       "('host', 2)"]
+    assert errors[5] == ["ValueError", "preferred_location: a 'device' location needs its device "
+                                       "ordinal, as ('device', 0)"]
+    assert errors[6][0] == errors[7][0] == "ValueError" and "is not a location type" in errors[6][1]
+    assert errors[8] == ["TypeError", "preferred_location must be an int, not bool"]
+    assert errors[9] == ["ValueError", "a host_numa location needs a NUMA node (>= 0), got -1"]
+    assert out["delete"] == ["AttributeError", "cannot delete preferred_location"]
+    assert out["unchanged"] == ["host_numa", 1]
+
+
+def test_managed_buffer_accessed_by():
+    out = run_managed("""
+        fake.fake_cuda_reset(3, 0, 1)
+        buf = ManagedMemoryResource().allocate(4096)
+        s = buf.accessed_by
+        out['empty'] = [len(s), list(s), repr(s), 0 in s, "x" in s]
+        s.add(2)
+        s.add("host")
+        s.add(Device(0))
+        s.add(2)
+        out['items'] = [list(x) for x in s]
+        out['fake'] = managed_info(buf)['accessed']
+        out['in'] = [0 in s, Device(2) in s, ("device", 1) in s, -1 in s, Host() in s,
+                     ("host_numa", 0) in s, 1.5 in s, len(s)]
+        out['repr'] = repr(s)
+        s.discard(0)
+        s.discard(1)              # not advised: no call
+        s.discard(Host(numa_id=1))  # never an item: ignored
+        s.discard(1.5)
+        out['after_discard'] = [list(x) for x in buf.accessed_by]
+        s |= {1}
+        out['union'] = sorted(tuple(x) for x in buf.accessed_by if x[1] is not None)
+        out['plain_set'] = type(s | {7}).__name__
+        s.remove(1)
+        out['remove_missing'] = error(lambda: s.remove(1))
+        buf.accessed_by = [1, Device(0), "host", 1]
+        out['set'] = [list(x) for x in buf.accessed_by]
+        advice = calls("cuMemAdvise_v2")
+        buf.accessed_by = [Device(0), 1, -1]
+        out['set_again_calls'] = calls("cuMemAdvise_v2") - advice
+        out['bad_entry'] = error(lambda: setattr(buf, "accessed_by", [0, 1.5]))
+        out['numa_entry'] = error(lambda: setattr(buf, "accessed_by", [0, ("host_numa", 0)]))
+        out['missing_device'] = error(lambda: setattr(buf, "accessed_by", [7]))
+        out['not_iterable'] = error(lambda: setattr(buf, "accessed_by", 3))
+        out['add_numa'] = error(lambda: s.add(Host(numa_id=0)))
+        out['unchanged'] = [list(x) for x in buf.accessed_by]
+        buf.accessed_by = set()
+        out['cleared'] = len(buf.accessed_by)
+        buf.close()
+        out['closed'] = [error(lambda: buf.accessed_by), error(lambda: len(s))]
+    """)
+    assert out["empty"] == [0, [], "AccessedBySetProxy(set())", False, False]
+    assert out["items"] == [["device", 0], ["device", 2], ["host", None]]
+    assert out["fake"] == [2, -1, 0]  # the order advised
+    assert out["in"] == [True, True, False, True, True, False, False, 3]
+    assert out["repr"].startswith("AccessedBySetProxy({") and "'host'" in out["repr"]
+    assert out["after_discard"] == [["device", 2], ["host", None]]
+    assert out["union"] == [["device", 1], ["device", 2]]
+    assert out["plain_set"] == "set"
+    assert out["remove_missing"][0] == "KeyError"
+    assert out["set"] == [["device", 0], ["device", 1], ["host", None]]
+    assert out["set_again_calls"] == 0
+    assert out["bad_entry"] == ["TypeError", "accessed_by entries must be a device ordinal, a "
+                                             "Device, a Host, 'host', a (type, id) pair or None; "
+                                             "got float"]
+    assert out["numa_entry"] == ["ValueError", "advise CU_MEM_ADVISE_SET_ACCESSED_BY does not "
+                                               "support location_type='host_numa'"]
+    assert out["missing_device"] == ["ValueError", "device 7 does not exist; there are 3 CUDA devices"]
+    assert out["not_iterable"] == ["TypeError", "accessed_by must be an iterable of locations"]
+    assert out["add_numa"] == ["ValueError", "advise CU_MEM_ADVISE_SET_ACCESSED_BY does not support "
+                                             "location_type='host_numa'"]
+    assert out["unchanged"] == out["set"]
+    assert out["cleared"] == 0
+    assert out["closed"] == [["RuntimeError", "Buffer has been closed"]] * 2
+
+
+def test_managed_buffer_prefetch_and_discard():
+    out = run_managed("""
+        fake.fake_cuda_move_bytes(1)
+        buf = ManagedMemoryResource().allocate(256)
+        buf.fill(7, stream=0x55)
+        buf.prefetch(1, stream=0x55)
+        out['prefetch'] = [managed_op(), managed_info(buf)['prefetch']]
+        buf.prefetch(Host(is_numa_current=True), stream=2)
+        out['numa_current'] = managed_op()
+        buf.prefetch(("host_numa", 1), stream=0x66)
+        out['numa'] = managed_info(buf)['prefetch']
+        buf.discard(stream=0x77)
+        out['discard'] = [managed_op(), managed_info(buf)['discards'],
+                          np.frombuffer((ctypes.c_uint8 * 4).from_address(buf.handle),
+                                        np.uint8).tolist()]
+        buf.discard_prefetch("host", stream=0x78)
+        out['discard_prefetch'] = [managed_op(), managed_info(buf)['prefetch']]
+        out['errors'] = [
+            error(lambda: buf.prefetch(0)),
+            error(lambda: buf.prefetch(0, stream=None)),
+            error(lambda: buf.prefetch(None, stream=0)),
+            error(lambda: buf.prefetch(0, 0)),
+            error(lambda: buf.prefetch(stream=0)),
+            error(lambda: buf.discard(0)),
+            error(lambda: buf.discard()),
+            error(lambda: buf.discard_prefetch(5, stream=0)),
+            error(lambda: buf.prefetch(0, stream=1.5)),
+        ]
+        dev = ManagedBuffer.from_handle(DEV0, 64)
+        out['not_managed'] = [error(lambda: dev.prefetch(0, stream=0)),
+                              error(lambda: dev.discard(stream=0)),
+                              error(lambda: dev.read_mostly),
+                              error(lambda: setattr(dev, "read_mostly", True)),
+                              error(lambda: dev.preferred_location),
+                              error(lambda: list(dev.accessed_by))]
+        empty = ManagedMemoryResource().allocate(0)
+        before = calls("cuMemPrefetchAsync_v2")
+        empty.prefetch(0, stream=0)
+        out['empty'] = [calls("cuMemPrefetchAsync_v2") - before, empty.read_mostly,
+                        empty.preferred_location, len(empty.accessed_by)]
+        fake.fake_cuda_fail_next(b"cuMemPrefetchAsync_v2", CUDA_ERROR_OUT_OF_MEMORY)
+        out['driver'] = error(lambda: buf.prefetch(0, stream=0))
+    """)
+    assert out["prefetch"] == [["cuMemPrefetchAsync_v2", 0, 1, 1, 0x55, 0], [1, 1]]
+    assert out["numa_current"][2:5] == [4, 0, 2]
+    assert out["numa"] == [3, 1]
+    assert out["discard"] == [["cuMemDiscardBatchAsync", 0, 0, 0, 0x77, 0], 1, [0xdd] * 4]
+    assert out["discard_prefetch"][0] == ["cuMemDiscardAndPrefetchBatchAsync", 0, 2, 0, 0x78, 0]
+    assert out["discard_prefetch"][1] == [2, 0]
+    none_stream = ("stream is required and must not be None; pass device.default_stream "
+                   "explicitly to use the default stream.")
+    assert out["errors"] == [
+        ["TypeError", "prefetch() needs keyword-only argument stream"],
+        ["TypeError", none_stream],
+        ["ValueError", "location is required"],
+        ["TypeError", "prefetch() takes 1 positional argument (2 given)"],
+        ["TypeError", out["errors"][4][1]],
+        ["TypeError", "discard() takes 0 positional arguments (1 given)"],
+        ["TypeError", "discard() needs keyword-only argument stream"],
+        ["ValueError", "device 5 does not exist; there are 2 CUDA devices"],
+        ["TypeError", out["errors"][8][1]],
+    ]
+    assert "location" in out["errors"][4][1]
+    nm = out["not_managed"]
+    assert nm[0] == ["ValueError", "prefetch " + NOT_MANAGED]
+    assert nm[1] == ["ValueError", "discard " + NOT_MANAGED]
+    assert nm[2] == ["ValueError", "read_mostly " + NOT_MANAGED]
+    assert nm[3] == ["ValueError", "advise " + NOT_MANAGED]
+    assert nm[4] == ["ValueError", "preferred_location " + NOT_MANAGED]
+    assert nm[5] == ["ValueError", "accessed_by " + NOT_MANAGED]
+    assert out["empty"] == [0, False, None, 0]
+    assert out["driver"][0] == "RuntimeError"
+    assert "cuMemPrefetchAsync_v2 failed: CUDA_ERROR_OUT_OF_MEMORY" in out["driver"][1]
+
+
+def test_managed_buffer_on_a_cuda_12_0_driver():
+    out = run_fake('os.environ["FAKE_CUDA_DRIVER_VERSION"] = "12000"\n' + POOLS + MANAGED_CONTROL +
+                   textwrap.dedent("""
+        buf = ManagedMemoryResource().allocate(4096)
+        buf.preferred_location = 1
+        buf.prefetch("host", stream=0x55)
+        out['ops'] = [managed_op(), list(buf.preferred_location)]
+        out['numa'] = error(lambda: buf.prefetch(("host_numa", 0), stream=0))
+        out['discard'] = error(lambda: buf.discard(stream=0))
+    """))
+    assert out["ops"] == [["cuMemPrefetchAsync", 0, 2, 0, 0x55, 0], ["device", 1]]
+    assert out["numa"] == ["NotImplementedError",
+                           "a host_numa location needs a driver for CUDA 12.2 or later "
+                           "(cuMemPrefetchAsync with a CUmemLocation); this driver supports CUDA 12.0"]
+    assert out["discard"] == ["NotImplementedError",
+                              "discard needs a driver for CUDA 13.0 or later "
+                              "(cuMemDiscardBatchAsync); this driver supports CUDA 12.0"]
+
+
+def test_peer_accessible_by():
+    out = run_managed("""
+        fake.fake_cuda_reset(10, 0, 1)
+        mr = DeviceMemoryResource(0)
+        p = mr.peer_accessible_by
+        out['empty'] = [len(p), list(p), repr(p)]
+        def step(name, fn):
+            n = calls("cuMemPoolSetAccess")
+            fn()
+            out.setdefault('steps', []).append([name, sorted(mr.peer_accessible_by),
+                                                calls("cuMemPoolSetAccess") - n])
+        step("add", lambda: p.add(1))
+        step("add-again", lambda: p.add(Device(1)))
+        step("add-owner", lambda: p.add(0))
+        step("update", lambda: p.update([2, 3], {Device(4)}))
+        step("discard", lambda: p.discard(2))
+        step("discard-missing", lambda: p.discard(5))
+        step("discard-other", lambda: p.discard("x"))
+        step("difference", lambda: p.difference_update([3, 99, None]))
+        step("ior", lambda: p.__ior__({5, 6}))
+        step("isub", lambda: p.__isub__({6}))
+        step("iand", lambda: p.__iand__({1, 5, 7}))
+        step("ixor", lambda: p.__ixor__({5, 7, 0, 42}))
+        step("set", lambda: setattr(mr, "peer_accessible_by", [2, Device(3), 0, 3]))
+        step("set-same", lambda: setattr(mr, "peer_accessible_by", {3, 2}))
+        step("clear", lambda: p.clear())
+        out['in'] = [2 in p, Device(3) in p, 0 in p, "x" in p, None in p]
+        mr.peer_accessible_by = [1, 2]
+        out['in'] = [1 in p, Device(2) in p, 0 in p, "x" in p, None in p, True in p]
+        out['flags'] = [fake.fake_cuda_pool_access(mr.handle, d) for d in range(4)]
+        out['plain'] = type(p & {1}).__name__
+        out['errors'] = [
+            error(lambda: p.add(9)),
+            error(lambda: p.update([1, 8, 9])),
+            error(lambda: setattr(mr, "peer_accessible_by", [8])),
+            error(lambda: p.add(12)),
+            error(lambda: setattr(mr, "peer_accessible_by", [12])),
+            error(lambda: p.add("x")),
+            error(lambda: setattr(mr, "peer_accessible_by", None)),
+            error(lambda: delattr(mr, "peer_accessible_by")),
+        ]
+        out['unchanged'] = sorted(p)
+        owned = DeviceMemoryResource(1, {})
+        owned.peer_accessible_by = [0, 1]
+        out['owned'] = [sorted(owned.peer_accessible_by),
+                        fake.fake_cuda_pool_access(owned.handle, 0)]
+        owned.close()
+        out['closed'] = [error(lambda: owned.peer_accessible_by),
+                         error(lambda: setattr(owned, "peer_accessible_by", []))]
+        out['others'] = [hasattr(r, "peer_accessible_by") for r in
+                         (PinnedMemoryResource(), ManagedMemoryResource(), LegacyPinnedMemoryResource())]
+    """)
+    assert out["empty"] == [0, [], "PeerAccessibleBySetProxy(set())"]
+    assert out["steps"] == [
+        ["add", [1], 1], ["add-again", [1], 0], ["add-owner", [1], 0],
+        ["update", [1, 2, 3, 4], 1], ["discard", [1, 3, 4], 1], ["discard-missing", [1, 3, 4], 0],
+        ["discard-other", [1, 3, 4], 0], ["difference", [1, 4], 1], ["ior", [1, 4, 5, 6], 1],
+        ["isub", [1, 4, 5], 1], ["iand", [1, 5], 1], ["ixor", [1, 7], 1],
+        ["set", [2, 3], 1], ["set-same", [2, 3], 0], ["clear", [], 1]]
+    assert out["in"] == [True, True, False, False, False, False]
+    assert out["flags"] == [3, 3, 3, 0]
+    assert out["plain"] == "set"
+    assert out["errors"] == [
+        ["ValueError", "Device 0 cannot access peer: 9"],
+        ["ValueError", "Device 0 cannot access peer(s): 8, 9"],
+        ["ValueError", "Device 0 cannot access peer(s): 8"],
+        ["ValueError", "device 12 does not exist; there are 10 CUDA devices"],
+        ["ValueError", "device 12 does not exist; there are 10 CUDA devices"],
+        ["TypeError", "device_id must be an int or a Device, got str"],
+        ["TypeError", "expected an iterable of devices"],
+        ["AttributeError", "cannot delete peer_accessible_by"],
+    ]
+    assert out["unchanged"] == [1, 2]
+    assert out["owned"] == [[0], 3]
+    closed = ["RuntimeError", "DeviceMemoryResource has been closed"]
+    assert out["closed"] == [closed, closed]
+    assert out["others"] == [False, False, False]

@@ -585,7 +585,8 @@ def buffer_copy_target(name, other_name):
         buf, keep = draw(buffers())
         other = same_size_buffer(buf) if draw(BOOLEANS) else draw(buffers())[0]
         params = [(other_name, (other, other, None, junk())),
-                  ("stream", (None, stream_values()), KW), ("options", (None, junk()), KW)]
+                  ("stream", (None, stream_values()), KW),
+                  ("options", (None, copy_options(), junk()), KW)]
         args, kwargs = draw_args(draw, params, 1 if name == "copy_from" else 0)
         return Case(getattr(buf, name), args, kwargs, (buf, other))
 
@@ -594,6 +595,160 @@ def buffer_copy_target(name, other_name):
 
 buffer_copy_target("copy_to", "dst")
 buffer_copy_target("copy_from", "src")
+
+
+# Managed buffers: their advice and page moves, over host memory (which they
+# refuse: it is not managed) with plausible and junk locations and streams.
+
+class DeviceLike:  # a cuda.core Device, as strided sees it
+    def __init__(self, device_id):
+        self.device_id = device_id
+
+
+class HostLike:  # a cuda.core Host
+    def __init__(self, numa_id=None, is_numa_current=False):
+        self.numa_id, self.is_numa_current = numa_id, is_numa_current
+
+
+LOCATIONS = (None, 0, 1, -1, -2, 2**40, "host", "device", "host_numa", "host_numa_current",
+             "bogus", ("device", 0), ("host", None), ("host_numa", 1), ("device", None),
+             ("host", 3), ("gpu", 0), (0,), strided.ManagedMemoryLocationType.HOST, 1.5, True,
+             DeviceLike(0), DeviceLike("x"), HostLike(), HostLike(1), HostLike(None, True),
+             HostLike(-1), Opaque())
+MANAGED_MEMBERS = ("read_mostly", "preferred_location", "accessed_by", "prefetch", "discard",
+                   "discard_prefetch")
+
+
+def managed_buffer():
+    backing = np.zeros(16, np.uint8)
+    return strided.ManagedBuffer.from_handle(backing.ctypes.data, backing.nbytes, owner=backing)
+
+
+@target("ManagedBuffer.from_handle", BUFFER_ERRORS,
+        covers=["ManagedBuffer", "ManagedBuffer.from_handle"])
+def _(draw):
+    backing = np.zeros(16, np.uint8)
+    args, kwargs = draw_args(draw, [("ptr", (backing.ctypes.data, SMALL_ADDRESSES, -1, None, 1.5)),
+                                    ("size", sizes()), ("mr", memory_resources()),
+                                    ("owner", (None, backing, Opaque())),
+                                    ("stream", stream_values(), KW)], 2)
+
+    def from_handle(*a, **k):
+        buf = strided.ManagedBuffer.from_handle(*a, **k)
+        require(type(buf) is strided.ManagedBuffer, "from_handle() gave no ManagedBuffer")
+        buf.close()
+
+    return Case(from_handle, args, kwargs, (backing,))
+
+
+@target("ManagedBuffer members", BUFFER_ERRORS + (NotImplementedError, KeyError),
+        covers=[f"ManagedBuffer.{m}" for m in MANAGED_MEMBERS])
+def _(draw):
+    buf = managed_buffer()
+    if draw(below(4)) == 0:
+        buf.close()
+    member = value(draw, MANAGED_MEMBERS)
+    location = value(draw, LOCATIONS)
+    stream = real_stream(value(draw, (None, stream_values())))
+
+    def use():
+        if member in ("prefetch", "discard_prefetch"):
+            getattr(buf, member)(location, stream=stream)
+        elif member == "discard":
+            buf.discard(stream=stream)
+        elif member == "accessed_by":
+            proxy = buf.accessed_by  # RuntimeError once closed
+            require(location not in proxy, "host memory has advice")
+            proxy.discard(location)
+            proxy.add(location)  # ValueError: not managed memory
+        elif draw(BOOLEANS):
+            setattr(buf, member, location)
+        else:
+            getattr(buf, member)
+
+    return Case(use, (), {}, (buf,))
+
+
+@target("DeviceMemoryResource.peer_accessible_by", RESOURCE_ERRORS + (NotImplementedError,))
+def _(draw):
+    devices = tuple(value(draw, (0, 1, -1, 2**40, DeviceLike(0), None, "x", 1.5))
+                    for _ in range(draw(below(4))))
+    op = value(draw, ("set", "add", "discard", "update", "difference_update", "clear", "ior",
+                      "contains"))
+
+    def use(devices):
+        mr = DeviceMemoryResource(0, {})  # RuntimeError without a CUDA driver
+        try:
+            p = mr.peer_accessible_by
+            if op == "set":
+                mr.peer_accessible_by = devices
+            elif op in ("add", "discard"):
+                for d in devices:
+                    getattr(p, op)(d)
+            elif op in ("update", "difference_update"):
+                getattr(p, op)(devices)
+            elif op == "clear":
+                p.clear()
+            elif op == "ior":
+                p |= set(d for d in devices if isinstance(d, int))
+            else:
+                require(all(isinstance(d, int) or d not in p for d in devices), "junk in the set")
+            require(0 not in p, "the pool's own device is listed")
+        finally:
+            mr.close()
+
+    return Case(use, (devices,), {}, ())
+
+
+def copy_options():
+    return st.builds(strided.CopyOptions,
+                     st.sampled_from(["stream", "during_api_call", "any"]),
+                     st.sampled_from([None, 0, "host", ("host_numa", 0)]),
+                     st.sampled_from([None, 1, HostLike(None, True)]),
+                     st.sampled_from(["default", "prefer_overlap_with_compute"]))
+
+
+COPY_OPTION_FIELDS = {"src_access_order": ("stream", "during_api_call", "any", "soon", None, 1,
+                                           strided.MemcpySrcAccessOrder.ANY),
+                      "src_location_hint": LOCATIONS, "dst_location_hint": LOCATIONS,
+                      "overlap_mode": ("default", "prefer_overlap_with_compute", "", None,
+                                       strided.MemcpyOverlapMode.DEFAULT)}
+
+
+@target("CopyOptions", (TypeError, ValueError),
+        covers=["CopyOptions"] + [f"CopyOptions.{m}" for m in list(COPY_OPTION_FIELDS) +
+                                  ["__eq__", "__hash__", "__repr__"]])
+def _(draw):
+    args, kwargs = draw_args(draw, [(n, v) for n, v in COPY_OPTION_FIELDS.items()], 0)
+
+    def construct_and_read(*a, **k):
+        o = strided.CopyOptions(*a, **k)
+        require(isinstance(o.src_access_order, strided.MemcpySrcAccessOrder) and
+                isinstance(o.overlap_mode, strided.MemcpyOverlapMode), "a field was not converted")
+        repr(o)
+        copy = strided.CopyOptions(**{f: getattr(o, f) for f in COPY_OPTION_FIELDS})
+        require(o == copy, "options differ from their copy")
+        hash(o)  # TypeError for a hint that cannot be hashed
+
+    return Case(construct_and_read, args, kwargs, ())
+
+
+STR_ENUMS = (strided.ManagedMemoryLocationType, strided.MemcpySrcAccessOrder,
+             strided.MemcpyOverlapMode)
+
+
+@target("str enumerations", (ValueError, TypeError),
+        covers=[e.__name__ for e in STR_ENUMS] +
+        [f"{e.__name__}.{m.name}" for e in STR_ENUMS for m in e])
+def _(draw):
+    enum = value(draw, STR_ENUMS)
+    x = value(draw, (st.sampled_from([m.value for e in STR_ENUMS for m in e]), junk()))
+
+    def look_up(x):
+        member = enum(x)
+        require(member is enum[member.name] and member == x, "an enumeration member differs")
+
+    return Case(look_up, (x,), {}, ())
 
 MAX_VERSIONS = (None, (1, 0), (0, 8), (2, 1), (1,), (1, 0, 0), [1, 0], ("a", 0))
 

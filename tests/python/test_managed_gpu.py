@@ -1,0 +1,195 @@
+"""Managed buffers, peer access and copy options on a GPU (docs/memory.md):
+the advice a ManagedBuffer gives read back from the real driver
+(cuMemRangeGetAttribute), prefetches and discards of real managed memory
+with the bytes checked, the peer access of a device pool on the devices
+there are, and copies with CopyOptions (cuMemcpyWithAttributesAsync where
+the driver is of CUDA 13.2, the plain copy and the refusal of
+DURING_API_CALL before).
+
+The module skips with "skipped: no CUDA device" where no device is usable.
+strided alone is used: the stream is the per-thread default stream (2),
+and bytes are read back by a blocking view copy into NumPy memory.
+"""
+
+import numpy as np
+import pytest
+
+import strided
+from gpu_util import cuda_device_count
+
+DEVICES = cuda_device_count()
+pytestmark = pytest.mark.skipif(DEVICES == 0, reason="skipped: no CUDA device")
+
+PER_THREAD = 2
+
+
+def driver_version():
+    return strided._strided.driver_info()["version"]
+
+
+def host_bytes(buf, stream=PER_THREAD):
+    """buf's bytes, read after the work queued on stream: a blocking view
+    copy into NumPy memory, complete on return."""
+    host = np.zeros(buf.size, np.uint8)
+    src = strided.StridedMemoryView.from_buffer(buf, (buf.size,), dtype=np.dtype(np.uint8))
+    dst = strided.StridedMemoryView.from_dlpack(host, stream_ptr=-1)
+    src.copy_to(dst, stream=stream, blocking=True)
+    return host
+
+
+def managed_buffers():
+    """A ManagedBuffer of cuMemAllocManaged and one of a managed pool."""
+    yield strided.ManagedMemoryResource().allocate(1 << 20, stream=PER_THREAD)
+    pool = strided.ManagedMemoryResource({"preferred_location": 0})
+    yield pool.allocate(1 << 20, stream=PER_THREAD)
+
+
+@pytest.mark.parametrize("kind", ["cuMemAllocManaged", "managed pool"])
+def test_advice_round_trips_through_the_driver(kind):
+    buf = list(managed_buffers())[kind == "managed pool"]
+    assert type(buf) is strided.ManagedBuffer and buf.is_managed
+    assert buf.read_mostly is False
+    buf.read_mostly = True
+    assert buf.read_mostly is True
+    buf.read_mostly = False
+    assert buf.read_mostly is False
+    for location, expected in [(0, ("device", 0)), ("host", ("host", None)),
+                               (("device", DEVICES - 1), ("device", DEVICES - 1)), (None, None)]:
+        buf.preferred_location = location
+        assert buf.preferred_location == expected
+    assert len(buf.accessed_by) == 0
+    buf.accessed_by.add(0)
+    buf.accessed_by.add("host")
+    assert set(buf.accessed_by) == {("device", 0), ("host", None)}
+    assert 0 in buf.accessed_by and "host" in buf.accessed_by
+    buf.accessed_by.discard("host")
+    assert list(buf.accessed_by) == [("device", 0)]
+    buf.accessed_by = list(range(DEVICES))
+    assert sorted(buf.accessed_by) == [("device", d) for d in range(DEVICES)]
+    buf.accessed_by = []
+    assert len(buf.accessed_by) == 0
+    buf.close()
+
+
+def test_host_numa_preferred_location():
+    if driver_version() < 12020:
+        pytest.skip("a host NUMA location needs a driver for CUDA 12.2 or later")
+    buf = strided.ManagedMemoryResource().allocate(1 << 20)
+    try:
+        buf.preferred_location = ("host_numa", 0)
+    except RuntimeError as e:  # a system without NUMA nodes
+        pytest.skip(f"the driver refuses host NUMA node 0: {e}")
+    assert buf.preferred_location == ("host_numa", 0)
+    buf.preferred_location = None
+    buf.close()
+
+
+def test_prefetches_keep_the_bytes():
+    for buf in managed_buffers():
+        buf.fill(np.uint32(0x0A0B0C0D), stream=PER_THREAD)
+        for location in [0, "host", ("device", 0), -1]:
+            buf.prefetch(location, stream=PER_THREAD)
+            assert host_bytes(buf).view("<u4").tolist() == [0x0A0B0C0D] * (buf.size // 4)
+        buf.close()
+
+
+def test_discards():
+    if driver_version() < 13000:
+        buf = strided.ManagedMemoryResource().allocate(4096)
+        with pytest.raises(NotImplementedError, match="needs a driver for CUDA 13.0"):
+            buf.discard(stream=PER_THREAD)
+        return
+    for buf in managed_buffers():
+        buf.fill(1, stream=PER_THREAD)
+        buf.discard(stream=PER_THREAD)
+        # Discarded contents are undefined: written again, they read back.
+        buf.fill(2, stream=PER_THREAD)
+        assert (host_bytes(buf) == 2).all()
+        buf.discard_prefetch(0, stream=PER_THREAD)
+        buf.fill(3, stream=PER_THREAD)
+        buf.discard_prefetch("host", stream=PER_THREAD)
+        buf.fill(4, stream=PER_THREAD)
+        assert (host_bytes(buf) == 4).all()
+        buf.close()
+
+
+def test_memory_that_is_not_managed_is_refused():
+    buf = strided.DeviceMemoryResource(0).allocate(4096)
+    managed = strided.ManagedBuffer.from_handle(buf.handle, buf.size, owner=buf)
+    with pytest.raises(ValueError, match="^prefetch requires a managed-memory allocation$"):
+        managed.prefetch(0, stream=PER_THREAD)
+    with pytest.raises(ValueError, match="^read_mostly requires a managed-memory allocation$"):
+        managed.read_mostly
+
+
+@pytest.mark.parametrize("options", [None, {}], ids=["current pool", "owned pool"])
+def test_peer_access(options):
+    mr = strided.DeviceMemoryResource(0, options)
+    peers = mr.peer_accessible_by
+    assert len(peers) == 0 and list(peers) == [] and 0 not in peers
+    mr.peer_accessible_by = [0]  # the pool's own device is left out
+    peers.add(0)
+    assert len(peers) == 0
+    with pytest.raises(ValueError, match=f"^device {DEVICES} does not exist; there are "
+                                         f"{DEVICES} CUDA devices$"):
+        peers.add(DEVICES)
+    able = list(range(1, DEVICES))
+    if able:
+        # Devices that reach device 0 are granted and revoked in one call each.
+        try:
+            mr.peer_accessible_by = able
+        except ValueError as e:  # no peer access between these devices
+            assert str(e).startswith("Device 0 cannot access peer(s): ")
+        else:
+            assert sorted(peers) == able
+            buf = mr.allocate(4096, stream=PER_THREAD)
+            buf.fill(6, stream=PER_THREAD)
+            assert (host_bytes(buf) == 6).all()
+            peers.clear()
+            assert len(peers) == 0
+            buf.close()
+    mr.close()
+
+
+def test_copy_with_options():
+    mr = strided.DeviceMemoryResource(0)
+    a, b = mr.allocate(1 << 16, stream=PER_THREAD), mr.allocate(1 << 16, stream=PER_THREAD)
+    a.fill(7, stream=PER_THREAD)
+    a.copy_to(b, stream=PER_THREAD, options=strided.CopyOptions(
+        "any", src_location_hint=0, dst_location_hint=("device", 0),
+        overlap_mode="prefer_overlap_with_compute"))
+    assert (host_bytes(b) == 7).all()
+    with pytest.raises(TypeError, match="^copy_from does not accept LEGACY_DEFAULT_STREAM"):
+        b.copy_from(a, stream=0, options=strided.CopyOptions())
+    a.fill(8, stream=PER_THREAD)
+    during = strided.CopyOptions("during_api_call")
+    if driver_version() >= 13020:
+        b.copy_from(a, stream=PER_THREAD, options=during)
+        assert (host_bytes(b) == 8).all()
+    else:
+        with pytest.raises(NotImplementedError, match="^src_access_order=DURING_API_CALL "
+                                                      "requires a driver that reports CUDA 13.2"):
+            b.copy_from(a, stream=PER_THREAD, options=during)
+    # Managed memory with location hints.
+    m = strided.ManagedMemoryResource().allocate(1 << 16, stream=PER_THREAD)
+    m.copy_from(a, stream=PER_THREAD, options=strided.CopyOptions(dst_location_hint="host"))
+    assert (host_bytes(m) == 8).all()
+    # Host memory: the host copies, complete on return, whatever the options.
+    host = np.zeros(1 << 16, np.uint8)
+    h = strided.Buffer.from_handle(host.ctypes.data, host.size, owner=host)
+    h.copy_from(m, stream=PER_THREAD, options=strided.CopyOptions("any"))
+    assert (host == 8).all()
+    for x in (a, b, m):
+        x.close()
+
+
+def test_copy_with_options_on_the_c_stream_of_a_library():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("skipped: no CUDA device for PyTorch")
+    stream = torch.cuda.Stream()
+    mr = strided.DeviceMemoryResource(0)
+    a, b = mr.allocate(4096, stream=stream), mr.allocate(4096, stream=stream)
+    a.fill(9, stream=stream)
+    a.copy_to(b, stream=stream, options=strided.CopyOptions("stream"))
+    assert (host_bytes(b, stream) == 9).all()
