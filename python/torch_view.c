@@ -23,10 +23,10 @@ static PyObject *tensor_type, *parameter_type; /* strong, once torch is seen */
  * tensor after it either; at worst a tensor made during torch's own import
  * goes by DLPack, which gives the same view. */
 static PyObject *not_tensor_type;
-static PyObject *s_torch; /* "torch", interned */
-static PyObject *strided_layout_obj;           /* torch.strided */
-static PyObject *raw_stream_fn;                /* torch._C._cuda_getCurrentRawStream */
-static PyObject *dtype_map;                    /* torch dtype -> packed strided_dtype */
+static PyObject *s_torch;            /* "torch", interned */
+static PyObject *strided_layout_obj; /* torch.strided */
+static PyObject *raw_stream_fn;      /* torch._C._cuda_getCurrentRawStream */
+static PyObject *dtype_map;          /* torch dtype -> packed strided_dtype */
 static PyObject *s_data_ptr, *s_stride, *s_shape, *s_dtype, *s_layout, *s_is_cuda, *s_is_cpu,
     *s_get_device, *s_is_conj, *s_is_neg;
 
