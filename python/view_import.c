@@ -525,9 +525,84 @@ done:
     return result;
 }
 
+/* Whether obj is a numpy.ndarray itself (a subclass may override
+ * __array_interface__), without importing numpy: its type is remembered
+ * the first time an object of a type named "numpy.ndarray" is numpy's. */
+static bool is_ndarray(PyObject *obj)
+{
+    static PyTypeObject *ndarray; /* strong, once seen */
+    if (ndarray != NULL)
+        return Py_IS_TYPE(obj, ndarray);
+    if (strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") != 0)
+        return false;
+    PyObject *np = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");
+    PyObject *type = np ? PyObject_GetAttrString(np, "ndarray") : NULL;
+    if (type == NULL) {
+        PyErr_Clear();
+        return false;
+    }
+    if (type != (PyObject *)Py_TYPE(obj)) {
+        Py_DECREF(type);
+        return false;
+    }
+    ndarray = (PyTypeObject *)type;
+    return true;
+}
+
+/* from_array_interface of a NumPy array through the buffer protocol, which
+ * carries the same facts for the plain element types at a fraction of the
+ * cost of building the interface dict: the address, shape, byte strides,
+ * read-only flag and the format, as a type string (strided_typestr_from_format).
+ * The import is the array interface's, with the same rules. Sets *result
+ * (NULL with an exception) and returns 1, or returns 0 when the array must
+ * go by its dict (a format with no plain type, more axes than strided
+ * takes, or an export NumPy refuses). */
+static int array_interface_by_buffer(PyObject *obj, PyObject **result)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(obj, &b, PyBUF_RECORDS_RO) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    interface_read r;
+    r.desc = (strided_interface_desc){0};
+    char typestr[8];
+    if (b.ndim > STRIDED_MAX_NDIM ||
+        strided_typestr_from_format(b.format, b.itemsize, typestr, sizeof typestr) == 0) {
+        PyBuffer_Release(&b);
+        return 0;
+    }
+    r.desc.kind = STRIDED_INTERFACE_ARRAY;
+    r.desc.version = 3;
+    r.desc.data = b.buf;
+    r.desc.readonly = b.readonly != 0;
+    r.desc.ndim = b.ndim;
+    r.desc.shape = r.shape;
+    /* NumPy's dict gives no strides for a C-contiguous array (its test
+     * ignores axes of extent 1, as PyBuffer_IsContiguous does). */
+    r.desc.nstrides = PyBuffer_IsContiguous(&b, 'C') ? -1 : b.ndim;
+    r.desc.strides = r.strides;
+    r.desc.typestr = typestr;
+    for (int k = 0; k < b.ndim; k++) {
+        r.shape[k] = b.shape[k];
+        r.strides[k] = b.strides[k];
+    }
+    PyBuffer_Release(&b);
+    /* The array keeps its memory; the view keeps the array. */
+    strided_view v;
+    strided_status status = strided_view_import_interface(&r.desc, NULL, release_exporter,
+                                                          Py_NewRef(obj), &v, NULL);
+    *result = status == STRIDED_OK ? exporter_view_new(&v, obj, obj, NULL)
+                                   : strided_py_raise_at(status, STRIDED_PY_INTERFACE);
+    return 1;
+}
+
 PyObject *strided_py_view_from_array_interface(PyObject *cls, PyObject *obj)
 {
     (void)cls;
+    PyObject *result;
+    if (is_ndarray(obj) && array_interface_by_buffer(obj, &result))
+        return result;
     return import_interface(obj, STRIDED_INTERFACE_ARRAY, Py_None);
 }
 

@@ -110,6 +110,22 @@ STRIDED_API strided_status strided_typestr_parse(const char *typestr, unsigned f
  * characters). */
 STRIDED_API strided_status strided_dtype_parse(const char *name, strided_dtype *out);
 
+/* The array-interface type string of a buffer-protocol format (PEP 3118,
+ * the struct module's syntax) that spells a plain element type in one
+ * code: '?' (bool), 'b' 'h' 'i' 'l' 'q' (signed), 'B' 'H' 'I' 'L' 'Q'
+ * (unsigned), 'e' 'f' 'd' (float), "Zf" "Zd" (complex), alone or after '@',
+ * '=' or the machine's own byte-order mark. The size is itemsize (the
+ * buffer's), which must be one the kind has (bool 1; integers 1, 2, 4, 8;
+ * floats 2, 4, 8; complex 8, 16). "f" of 4 bytes is "<f4" on a
+ * little-endian host, "B" of 1 byte "|u1": what NumPy's __array_interface__
+ * says of the same array. Every other format (swapped byte order, long
+ * double, structures, padding, strings, pointers) gives 0 and buf "": a
+ * binding then reads the array interface itself. Writes like snprintf (buf
+ * may be NULL when size is 0, and only then); returns the length the full
+ * text needs. */
+STRIDED_API size_t strided_typestr_from_format(const char *format, int64_t itemsize, char *buf,
+                                               size_t size);
+
 /* The array-interface type string NumPy gives a DLPack type: '|' and the
  * kind and size for 1-byte types ("|i1", "|u1", "|b1"), the machine's byte
  * order otherwise ("<f4", "<c16" on a little-endian host); ml_dtypes' types

@@ -354,6 +354,36 @@ size_t strided_dtype_typestr(strided_dtype dtype, char *buf, size_t size)
     return t.len;
 }
 
+size_t strided_typestr_from_format(const char *format, int64_t itemsize, char *buf, size_t size)
+{
+    strided__text t = {buf, size, 0};
+    if (size > 0)
+        buf[0] = '\0';
+    if (format == NULL)
+        return 0;
+    const char native = FOREIGN_ORDER == '>' ? '<' : '>';
+    if (*format == '@' || *format == '=' || *format == native)
+        format++;
+    char kind;
+    bool size_ok;
+    if (format[0] == 'Z' && (format[1] == 'f' || format[1] == 'd') && format[2] == '\0') {
+        kind = 'c';
+        size_ok = itemsize == 8 || itemsize == 16;
+    } else if (format[0] != '\0' && format[1] == '\0' && strchr("?bhilqBHILQefd", format[0])) {
+        char c = format[0];
+        kind = c == '?' ? 'b' : strchr("bhilq", c) ? 'i' : strchr("BHILQ", c) ? 'u' : 'f';
+        size_ok = kind == 'b'   ? itemsize == 1
+                  : kind == 'f' ? itemsize == 2 || itemsize == 4 || itemsize == 8
+                                : itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8;
+    } else {
+        return 0;
+    }
+    if (!size_ok)
+        return 0;
+    strided__text_append(&t, "%c%c%d", itemsize == 1 ? '|' : native, kind, (int)itemsize);
+    return t.len;
+}
+
 strided_status strided_dtype_from_numpy(const char *str, const char *name, unsigned flags,
                                         strided_typestr *out)
 {

@@ -2,7 +2,7 @@
  * test_typestr.c: array-interface type strings (strided_typestr_parse), the
  * one table of element types strided accepts, and the mappings between
  * DLPack types, their names and NumPy's spellings (strided_dtype_parse,
- * strided_dtype_typestr, strided_dtype_from_numpy,
+ * strided_dtype_typestr, strided_typestr_from_format, strided_dtype_from_numpy,
  * strided_typestr_check_dlpack_export).
  */
 #include <stdarg.h>
@@ -250,6 +250,74 @@ static void test_names_and_typestrs_of_every_type(void **state)
     }
 }
 
+/* Buffer-protocol formats: the plain ones as NumPy's typestr of the same
+ * array, everything else "" (read by the array interface instead). */
+static void test_typestrs_of_buffer_formats(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *format;
+        int64_t itemsize;
+        const char *typestr;
+    } cases[] = {
+        {"?", 1, "|b1"},
+        {"b", 1, "|i1"},
+        {"B", 1, "|u1"},
+        {"h", 2, NATIVE "i2"},
+        {"H", 2, NATIVE "u2"},
+        {"i", 4, NATIVE "i4"},
+        {"I", 4, NATIVE "u4"},
+        {"l", 8, NATIVE "i8"},
+        {"L", 8, NATIVE "u8"},
+        {"q", 8, NATIVE "i8"},
+        {"Q", 8, NATIVE "u8"},
+        {"l", 4, NATIVE "i4"},
+        {"e", 2, NATIVE "f2"},
+        {"f", 4, NATIVE "f4"},
+        {"d", 8, NATIVE "f8"},
+        {"Zf", 8, NATIVE "c8"},
+        {"Zd", 16, NATIVE "c16"},
+        {"@f", 4, NATIVE "f4"},
+        {"=d", 8, NATIVE "f8"},
+        {NATIVE "H", 2, NATIVE "u2"},
+        /* Not plain, or sizes the kind does not have. */
+        {FOREIGN "f", 4, ""},
+        {"!f", 4, ""},
+        {"g", 16, ""},
+        {"Zg", 32, ""},
+        {"4x", 4, ""},
+        {"3s", 3, ""},
+        {"T{f:a:}", 4, ""},
+        {"P", 8, ""},
+        {"O", 8, ""},
+        {"", 1, ""},
+        {"ff", 8, ""},
+        {"Z", 8, ""},
+        {"Zf", 4, ""},
+        {"?", 2, ""},
+        {"f", 3, ""},
+        {"e", 1, ""},
+        {"i", 16, ""},
+        {"i", 0, ""},
+        {"i", -4, ""},
+        {"@", 4, ""},
+        {"2f", 8, ""},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char text[8] = "junk";
+        size_t n = strided_typestr_from_format(cases[i].format, cases[i].itemsize, text,
+                                               sizeof text);
+        if (n != strlen(cases[i].typestr) || strcmp(text, cases[i].typestr) != 0)
+            fail_msg("format \"%s\" of %lld bytes gave \"%s\" (%zu), expected \"%s\"",
+                     cases[i].format, (long long)cases[i].itemsize, text, n, cases[i].typestr);
+    }
+    assert_int_equal(strided_typestr_from_format(NULL, 4, NULL, 0), 0);
+    assert_int_equal(strided_typestr_from_format("Zd", 16, NULL, 0), 4);
+    char small[3] = "xx";
+    assert_int_equal(strided_typestr_from_format("Zd", 16, small, sizeof small), 4);
+    assert_string_equal(small, NATIVE "c");
+}
+
 static void test_parse_refuses_other_names(void **state)
 {
     (void)state;
@@ -341,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_kinds_and_sizes_outside_the_table),
         cmocka_unit_test(test_malformed_strings),
         cmocka_unit_test(test_names_and_typestrs_of_every_type),
+        cmocka_unit_test(test_typestrs_of_buffer_formats),
         cmocka_unit_test(test_parse_refuses_other_names),
         cmocka_unit_test(test_typestr_of_types_outside_the_table),
         cmocka_unit_test(test_numpy_types_without_a_dlpack_type),

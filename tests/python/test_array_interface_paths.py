@@ -1,0 +1,118 @@
+"""StridedMemoryView.from_array_interface of a NumPy array reads it through
+the buffer protocol where that carries the same facts (plain element types;
+python/view_import.c), and through __array_interface__ otherwise. Both ways
+must give the same view, or the same error: checked here against the dict
+way itself (an object that offers only the array's __array_interface__),
+over element types, layouts and read-only arrays."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strided import StridedMemoryView
+
+PLAIN = ["?", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8", "c8", "c16"]
+# Types the buffer protocol does not carry as a plain element (or at all):
+# the import goes by the dict and must answer as it always did.
+OTHER = [">f4", ">i2", "<f4", "=i8", "g", "V4", "S3", "M8[s]", "m8[ms]", "O", "U2",
+         [("a", "u1"), ("b", "f4")], "i4,i2"]
+
+
+class DictOnly:
+    """The array's __array_interface__ and nothing else."""
+
+    def __init__(self, a):
+        self.keep = a
+        self.__array_interface__ = a.__array_interface__
+
+
+def outcome(make):
+    try:
+        v = make()
+    except Exception as e:  # the error is part of what must agree
+        return ("error", type(e).__name__, str(e))
+    return ("view", v.ptr, v.shape, v.strides, str(v.dtype), v.dtype.itemsize, v.readonly,
+            v.device_id, v.is_device_accessible, v.size, v.layout.strides,
+            v.layout.slice_offset, type(v.exporting_obj).__name__)
+
+
+def both_ways(a):
+    fast = outcome(lambda: StridedMemoryView.from_array_interface(a))
+    slow = outcome(lambda: StridedMemoryView.from_array_interface(DictOnly(a)))
+    if slow[0] == "view":  # the dict way's exporter is the stand-in
+        slow = slow[:-1] + ("ndarray",)
+    return fast, slow
+
+
+@st.composite
+def arrays(draw, dtypes):
+    dtype = np.dtype(draw(st.sampled_from(dtypes)))
+    ndim = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=ndim, max_size=ndim)))
+    a = np.zeros(shape, dtype)
+    if ndim:
+        # Slices with steps (negative too), then maybe a permutation.
+        key = tuple(slice(draw(st.integers(0, 2)), None, draw(st.sampled_from([1, 2, -1, -2])))
+                    for _ in range(ndim))
+        a = a[key]
+        if draw(st.booleans()):
+            a = a.transpose(draw(st.permutations(range(ndim))))
+    if draw(st.booleans()):
+        a.flags.writeable = False
+    return a
+
+
+@settings(max_examples=300, deadline=None)
+@given(arrays(PLAIN))
+def test_plain_types_give_the_same_view_both_ways(a):
+    fast, slow = both_ways(a)
+    assert fast == slow
+
+
+@settings(max_examples=150, deadline=None)
+@given(arrays(OTHER))
+def test_other_types_answer_as_the_dict_does(a):
+    fast, slow = both_ways(a)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("a", [np.zeros((1, 3)), np.zeros((3, 1, 2)), np.zeros((0, 4)),
+                               np.array(7, np.int32), np.zeros((4, 4))[:, :1],
+                               np.zeros((2, 3), np.float16).T])
+def test_contiguity_is_numpys(a):
+    # NumPy's dict says strides None for what it calls C-contiguous
+    # (extent-1 axes have any stride); the buffer way must say the same.
+    fast, slow = both_ways(a)
+    assert fast == slow
+    assert (fast[3] is None) == (a.__array_interface__["strides"] is None)
+
+
+def test_a_subclass_goes_by_its_own_interface():
+    class Shifted(np.ndarray):
+        @property
+        def __array_interface__(self):
+            d = dict(super().__array_interface__)
+            d["shape"] = (1,)
+            d["strides"] = None
+            return d
+
+    s = np.arange(6, dtype=np.float32).view(Shifted)
+    v = StridedMemoryView.from_array_interface(s)
+    assert v.shape == (1,)
+
+
+def test_the_view_keeps_the_array_alive():
+    import gc
+    import weakref
+
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    ref = weakref.ref(a)
+    v = StridedMemoryView.from_array_interface(a)
+    del a
+    gc.collect()
+    assert ref() is not None
+    assert np.from_dlpack(v).sum() == 66
+    del v
+    gc.collect()
+    assert ref() is None
