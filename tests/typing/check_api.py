@@ -23,6 +23,11 @@ from strided import (
     MemoryResource,
     PinnedMemoryResource,
     PinnedMemoryResourceOptions,
+    CopyOptions,
+    ManagedBuffer,
+    ManagedMemoryLocationType,
+    MemcpyOverlapMode,
+    MemcpySrcAccessOrder,
     StridedLayout,
     StridedMemoryView,
     TensorMapDataType,
@@ -147,6 +152,10 @@ def buffers_and_resources() -> None:
     assert_type(buf.copy_to(other, stream=None), Buffer)
     other.copy_from(buf, stream=None)
     assert np.from_dlpack(buf).size == 64
+    copy_options = CopyOptions("any", overlap_mode=MemcpyOverlapMode.DEFAULT)
+    assert_type(copy_options.src_access_order, MemcpySrcAccessOrder | str)
+    other.copy_from(buf, stream=None, options=copy_options)
+    assert_type(buf.copy_to(other, stream=None, options=CopyOptions()), Buffer)
 
     a = np.zeros(16, np.uint8)
     wrapped = Buffer.from_handle(a.ctypes.data, a.nbytes, owner=a)
@@ -188,12 +197,17 @@ def buffers_and_resources() -> None:
     held.close()
     assert not own.arrays
 
+
     options = DeviceMemoryResourceOptions(max_size=1 << 20)
     assert_type(options.max_size, int)
     assert_type(options.ipc_enabled, bool)
     assert_type(PinnedMemoryResourceOptions(numa_id=0).numa_id, int | None)
     managed = ManagedMemoryResourceOptions(preferred_location_type="host")
     assert_type(managed.preferred_location, int | None)
+
+
+def buf_address(buf: Buffer) -> int:
+    return buf.handle
 
 
 def cuda_resources(device: int) -> None:
@@ -214,8 +228,31 @@ def cuda_resources(device: int) -> None:
     assert_type(ManagedMemoryResource(device), ManagedMemoryResource)
     assert_type(ManagedMemoryResource({"preferred_location": -1}), ManagedMemoryResource)
     location = managed.preferred_location
-    if location is not None and location[0] == "device":
+    if location is not None and location[0] is ManagedMemoryLocationType.DEVICE:
         assert_type(location[1], int)
+    mbuf = managed.allocate(1 << 20, stream=0)
+    assert_type(mbuf, ManagedBuffer)
+    mbuf.read_mostly = True
+    assert_type(mbuf.read_mostly, bool)
+    mbuf.preferred_location = ("host_numa", 0)
+    mbuf.preferred_location = device
+    preferred = mbuf.preferred_location
+    if preferred is not None and preferred[0] is ManagedMemoryLocationType.HOST:
+        assert_type(preferred[1], None)
+    mbuf.accessed_by.add(0)
+    mbuf.accessed_by = ["host", ("device", device)]
+    assert_type(len(mbuf.accessed_by), int)
+    mbuf.prefetch(device, stream=2)
+    mbuf.discard_prefetch("host", stream=2)
+    mbuf.discard(stream=2)
+    assert_type(ManagedBuffer.from_handle(buf_address(mbuf), 8, owner=mbuf), ManagedBuffer)
+    dev.peer_accessible_by = [device]
+    peers = dev.peer_accessible_by
+    peers |= {1}
+    assert_type(sorted(peers), list[int])
+    other = dev.allocate(1 << 20, stream=2)
+    other.copy_from(mbuf, stream=2, options=CopyOptions(MemcpySrcAccessOrder.ANY,
+                                                        dst_location_hint=device))
     buf = dev.allocate(1 << 20, stream=0)
     buf.set_deallocation_stream(0)
     buf.fill(0, stream=0)
