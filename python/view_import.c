@@ -15,8 +15,8 @@
 
 /* Names and constants of the calls made here, made once (interned: calls
  * look them up without hashing new strings). */
-static PyObject *name_dlpack, *name_dlpack_device, *name_cai, *name_ai, *kw_stream,
-    *kw_stream_max_version, *our_max_version;
+static PyObject *name_dlpack, *name_dlpack_device, *name_cai, *name_ai, *name_exchange_api,
+    *kw_stream, *kw_stream_max_version, *our_max_version;
 
 /* The interface dicts' keys. */
 enum { K_VERSION, K_MASK, K_DATA, K_SHAPE, K_STRIDES, K_TYPESTR, K_STREAM, K_DESCR, K_COUNT };
@@ -30,12 +30,14 @@ int strided_py_init_view_import(void)
     name_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
     name_cai = PyUnicode_InternFromString("__cuda_array_interface__");
     name_ai = PyUnicode_InternFromString("__array_interface__");
+    name_exchange_api = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
     kw_stream = Py_BuildValue("(s)", "stream");
     kw_stream_max_version = Py_BuildValue("(ss)", "stream", "max_version");
     our_max_version = Py_BuildValue("(ii)", STRIDED_DLPACK_MAJOR_VERSION,
                                     STRIDED_DLPACK_MINOR_VERSION);
     if (name_dlpack == NULL || name_dlpack_device == NULL || name_cai == NULL || name_ai == NULL ||
-        kw_stream == NULL || kw_stream_max_version == NULL || our_max_version == NULL)
+        name_exchange_api == NULL || kw_stream == NULL || kw_stream_max_version == NULL ||
+        our_max_version == NULL)
         return -1;
     for (int k = 0; k < K_COUNT; k++)
         if ((keys[k] = PyUnicode_InternFromString(key_names[k])) == NULL)
@@ -174,6 +176,142 @@ static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
     return 1;
 }
 
+/* The DLPack C exchange API of obj's type: the table of a
+ * __dlpack_c_exchange_api__ capsule on the type (or a base), of DLPack 1.3
+ * or a later minor version of 1 (walking prev_api), with the entry points
+ * an import calls; NULL when there is none (no exception). The answer for
+ * the last type asked is remembered, with the capsule that holds the
+ * table. */
+static const strided_dlpack_exchange_api *exchange_api_of(PyObject *obj)
+{
+    static PyObject *last_type, *last_capsule; /* strong */
+    static const strided_dlpack_exchange_api *last_api;
+    PyTypeObject *type = Py_TYPE(obj);
+    if ((PyObject *)type == last_type)
+        return last_api;
+    /* The type's attribute, looked up along its MRO without raising (a
+     * miss is the common case, and an AttributeError costs more than the
+     * import). */
+    PyObject *capsule = NULL, *mro = type->tp_mro;
+    for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro) && capsule == NULL; i++) {
+        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+        capsule = dict ? PyDict_GetItemWithError(dict, name_exchange_api) : NULL;
+    }
+    PyErr_Clear();
+    const strided_dlpack_exchange_api *api = NULL;
+    if (capsule != NULL && PyCapsule_IsValid(capsule, STRIDED_DLPACK_EXCHANGE_API_CAPSULE)) {
+        const strided_dlpack_exchange_api_header *h =
+            PyCapsule_GetPointer(capsule, STRIDED_DLPACK_EXCHANGE_API_CAPSULE);
+        while (h != NULL &&
+               !(h->version.major == STRIDED_DLPACK_MAJOR_VERSION && h->version.minor >= 3))
+            h = h->prev_api;
+        api = (const strided_dlpack_exchange_api *)h;
+        if (api != NULL && (api->managed_tensor_from_py_object_no_sync == NULL ||
+                            api->current_work_stream == NULL))
+            api = NULL;
+    }
+    Py_INCREF(type);
+    Py_XSETREF(last_type, (PyObject *)type);
+    Py_XSETREF(last_capsule, api != NULL ? Py_NewRef(capsule) : NULL);
+    last_api = api;
+    return api;
+}
+
+/* After an exchange API call returned -1: its exception, or a BufferError
+ * where the producer set none. NULL. */
+static PyObject *exchange_failed(PyObject *obj, const char *what)
+{
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_BufferError, "%.200s's DLPack exchange API failed in %s",
+                     Py_TYPE(obj)->tp_name, what);
+    return NULL;
+}
+
+/* from_dlpack through the producer's DLPack C exchange API, with DLPack's
+ * request and stream rules: no __dlpack__ call, and the consumer stream
+ * waits on the device for the producer's current work stream
+ * (current_work_stream), as __dlpack__(stream=...) would have ordered it.
+ * A plain torch tensor is described in place
+ * (dltensor_from_py_object_no_sync; the view keeps the tensor, torch has
+ * no read-only tensors); any other producer's tensor comes as a managed
+ * tensor (managed_tensor_from_py_object_no_sync), whose flags say whether
+ * it is read-only. */
+static PyObject *view_from_exchange(PyObject *obj, const strided_dlpack_exchange_api *api,
+                                    PyObject *stream_ptr)
+{
+    PyObject *stream = NULL;
+    int64_t value;
+    if (request_stream(stream_ptr, &stream, &value) < 0)
+        return NULL;
+    bool given = stream != NULL;
+    Py_XDECREF(stream);
+    bool borrowed = api->dltensor_from_py_object_no_sync != NULL && strided_py_is_torch_tensor(obj);
+    strided_dl_tensor t;
+    strided_dl_managed_tensor_versioned *m = NULL;
+    strided_view v;
+    strided_status status;
+    if (borrowed) {
+        if (api->dltensor_from_py_object_no_sync(obj, &t) != 0)
+            return exchange_failed(obj, "dltensor_from_py_object_no_sync");
+    } else {
+        if (api->managed_tensor_from_py_object_no_sync(obj, &m) != 0)
+            return exchange_failed(obj, "managed_tensor_from_py_object_no_sync");
+        if (m == NULL) {
+            PyErr_Format(PyExc_BufferError,
+                         "%.200s's managed_tensor_from_py_object_no_sync gave no tensor",
+                         Py_TYPE(obj)->tp_name);
+            return NULL;
+        }
+        /* With another major version no other field may be read: the
+         * import refuses it (and deletes it). */
+        if (m->version.major != STRIDED_DLPACK_MAJOR_VERSION) {
+            status = strided_view_import_dlpack(m, true, &v);
+            return strided_py_raise_at(status, STRIDED_PY_DLPACK);
+        }
+        t = m->dl_tensor;
+    }
+    strided_dlpack_request request;
+    strided_consumer_stream consumer = {false, NULL};
+    status = strided_dlpack_request_make(t.device.device_type, t.device.device_id, given, value,
+                                         &request);
+    if (status != STRIDED_OK) {
+        strided_py_raise_at(status, STRIDED_PY_DLPACK);
+        goto fail;
+    }
+    /* The stream is checked as every import checks it, and ordered only
+     * where __dlpack__ would have been handed it for a CUDA tensor. */
+    if (given && consumer_stream(stream_ptr, &consumer) < 0)
+        goto fail;
+    if (t.device.device_type == STRIDED_DEVICE_CUDA && request.pass_stream) {
+        void *producer = NULL;
+        if (consumer.sync &&
+            api->current_work_stream(STRIDED_DEVICE_CUDA, t.device.device_id, &producer) != 0) {
+            exchange_failed(obj, "current_work_stream");
+            goto fail;
+        }
+        if (consumer.sync && (status = strided_stream_wait(consumer.stream, producer,
+                                                           t.device.device_id)) != STRIDED_OK) {
+            strided_py_raise(status);
+            goto fail;
+        }
+    }
+    if (!borrowed) {
+        status = strided_view_import_dlpack_checked(m, true, &request, &v);
+        if (status != STRIDED_OK)
+            return strided_py_raise_at(status, STRIDED_PY_DLPACK);
+        return (PyObject *)strided_py_view_new(&v, obj, NULL, NULL, NULL);
+    }
+    status = strided_view_import_dl_tensor(&t, false, &request, release_exporter, Py_NewRef(obj),
+                                           &v);
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_DLPACK);
+    return exporter_view_new(&v, obj, obj, NULL);
+fail:
+    if (m != NULL && m->deleter != NULL)
+        m->deleter(m);
+    return NULL;
+}
+
 static const char *const from_dlpack_names[] = {"obj", "stream_ptr", NULL};
 
 /* After obj.<name>(...) failed in from_dlpack: an AttributeError because
@@ -250,6 +388,13 @@ PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_s
         return NULL;
     PyObject *obj = a[0], *stream_ptr = a[1] ? a[1] : Py_None;
     PyObject *result;
+    /* Not strided's own views: their exchange table describes them in place
+     * too, but their imports chain holds (below) and keep read-only flags. */
+    if (!PyObject_TypeCheck(obj, &strided_py_view_type)) {
+        const strided_dlpack_exchange_api *api = exchange_api_of(obj);
+        if (api != NULL)
+            return view_from_exchange(obj, api, stream_ptr);
+    }
     if (strided_py_is_torch_tensor(obj) && view_from_torch(obj, stream_ptr, &result))
         return result;
     PyObject *device = PyObject_CallMethodNoArgs(obj, name_dlpack_device);

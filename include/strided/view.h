@@ -238,6 +238,26 @@ STRIDED_API strided_status strided_view_import_dlpack_checked(void *managed, boo
                                                               const strided_dlpack_request *request,
                                                               strided_view *out);
 
+/* Import a DLTensor that stays its producer's (the DLPack C exchange API's
+ * dltensor_from_py_object_no_sync): the rules of strided_view_import_dlpack
+ * for its fields, and of strided_view_import_dlpack_checked for request.
+ * Its shape and strides are read during the call only; NULL strides with
+ * ndim > 0 mean C order. The memory stays the producer's: the view's buffer
+ * calls release(context, ...) exactly once, when its last reference goes,
+ * and on failure before this returns (with NULL, 0), so that the caller
+ * hands over what keeps the memory alive either way.
+ *   tensor    the tensor; borrowed
+ *   readonly  whether the memory may not be written (a DLTensor has no
+ *             flags: the producer says it some other way)
+ *   request   the request made for the import, or NULL to check nothing
+ *   release   called as above; NULL: nothing to release
+ *   out       out-parameter: the view (written on success only)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL tensor or out, and what
+ * strided_view_import_dlpack_checked returns for the tensor's fields. */
+STRIDED_API strided_status strided_view_import_dl_tensor(
+    const strided_dl_tensor *tensor, bool readonly, const strided_dlpack_request *request,
+    strided_release_fn release, void *context, strided_view *out);
+
 /* Export a view as a versioned DLPack tensor (version 1.3) made in one
  * allocation: the struct, shape and strides (always explicit when ndim > 0;
  * both NULL for ndim 0), data = strided_view_ptr (NULL when the volume is

@@ -32,33 +32,17 @@ static void release_legacy(void *context, void *ptr, size_t size)
         m->deleter(m);
 }
 
-/* Validate a managed tensor (on the device request names, when not NULL)
- * and make its view in *out (written on success only). On failure nothing is owned: the caller calls the deleter. On
- * success the view's buffer owns the tensor.
- * Assumes: managed is not NULL. */
-static strided_status import_tensor(const char *op, void *managed, bool versioned,
-                                    const strided_dlpack_request *request, strided_view *out)
+/* Validate a DLTensor (on the device request names, when not NULL) and
+ * make its view in *out (written on success only), whose buffer calls
+ * release(context, ...) when its last reference goes. On failure nothing is
+ * owned and release is not called: the caller releases. strides_required:
+ * NULL strides with ndim > 0 are refused (DLPack 1.2 and later); otherwise
+ * they mean C order. */
+static strided_status import_dl_tensor(const char *op, const strided_dl_tensor *t,
+                                       bool strides_required, bool readonly,
+                                       const strided_dlpack_request *request,
+                                       strided_release_fn release, void *context, strided_view *out)
 {
-    assert(managed != NULL);
-    const strided_dl_tensor *t = NULL;
-    bool strides_required = false;
-    bool readonly = false;
-    if (versioned) {
-        strided_dl_managed_tensor_versioned *m = managed;
-        /* DLPack: with another major version no other field may be read. */
-        if (m->version.major != STRIDED_DLPACK_MAJOR_VERSION)
-            return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                                 "Unsupported DLPack major version: %lu "
-                                 "(only 1 is supported)",
-                                 (unsigned long)m->version.major);
-        t = &m->dl_tensor;
-        strides_required = m->version.minor >= 2;
-        readonly = (m->flags & STRIDED_DLPACK_FLAG_READ_ONLY) != 0;
-    } else {
-        strided_dl_managed_tensor *m = managed;
-        t = &m->dl_tensor;
-    }
-
     int ndim = t->ndim;
     if (ndim < 0 || ndim > STRIDED_MAX_NDIM)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
@@ -153,8 +137,7 @@ static strided_status import_tensor(const char *op, void *managed, bool versione
     /* Into out directly (written on success only): a view is over 1 KB,
      * and this is the hot path of every import. */
     status = strided__view_wrap_made(op, (void *)(data + (uintptr_t)byte_offset), &layout,
-                                     &t->dtype, readonly, &device,
-                                     versioned ? release_versioned : release_legacy, managed, out);
+                                     &t->dtype, readonly, &device, release, context, out);
     if (status != STRIDED_OK)
         return status;
     /* The driver classified CUDA host and managed memory; the device the
@@ -165,6 +148,43 @@ static strided_status import_tensor(const char *op, void *managed, bool versione
         out->device_accessible = true;
     }
     return STRIDED_OK;
+}
+
+/* A managed tensor's DLTensor, version and flags, then import_dl_tensor with
+ * its deleter as the release. On failure the caller calls the deleter.
+ * Assumes: managed is not NULL. */
+static strided_status import_tensor(const char *op, void *managed, bool versioned,
+                                    const strided_dlpack_request *request, strided_view *out)
+{
+    if (!versioned)
+        return import_dl_tensor(op, &((strided_dl_managed_tensor *)managed)->dl_tensor, false,
+                                false, request, release_legacy, managed, out);
+    strided_dl_managed_tensor_versioned *m = managed;
+    /* DLPack: with another major version no other field may be read. */
+    if (m->version.major != STRIDED_DLPACK_MAJOR_VERSION)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "Unsupported DLPack major version: %lu "
+                             "(only 1 is supported)",
+                             (unsigned long)m->version.major);
+    return import_dl_tensor(op, &m->dl_tensor, m->version.minor >= 2,
+                            (m->flags & STRIDED_DLPACK_FLAG_READ_ONLY) != 0, request,
+                            release_versioned, managed, out);
+}
+
+strided_status strided_view_import_dl_tensor(const strided_dl_tensor *tensor, bool readonly,
+                                             const strided_dlpack_request *request,
+                                             strided_release_fn release, void *context,
+                                             strided_view *out)
+{
+    const char *op = "import_dlpack";
+    strided_status status;
+    if (tensor == NULL || out == NULL)
+        status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "tensor and out are required");
+    else
+        status = import_dl_tensor(op, tensor, false, readonly, request, release, context, out);
+    if (status != STRIDED_OK && release != NULL)
+        release(context, NULL, 0);
+    return status;
 }
 
 strided_status strided_view_import_dlpack(void *managed, bool versioned, strided_view *out)

@@ -139,6 +139,14 @@ static void check_import_fails(producer *p, const int *deletes, strided_status c
     check_untouched_(&out, sizeof out, "out", file, line);
 }
 
+/* A release callback that counts its calls in *context. */
+static void count_release(void *context, void *ptr, size_t size)
+{
+    (void)ptr;
+    (void)size;
+    (*(int *)context)++;
+}
+
 /* A change that makes the producer's 2x3 tensor malformed. */
 typedef void (*malform_fn)(producer *p);
 
@@ -359,7 +367,74 @@ static void test_import_rejects_malformed_tensors(void **state)
             c->malform(p);
             check_import_fails(p, &deletes, c->code, c->text, AT(c));
         }
+        /* The same tensor borrowed as a DLTensor: the same refusal, the
+         * release called once, before the call returns. */
+        int deletes = -1, releases = 0;
+        producer *p = producer_of(&deletes, true, 2, 3);
+        c->malform(p);
+        strided_view out;
+        fill_sentinel(&out, sizeof out);
+        check_error_(strided_view_import_dl_tensor(T(p), false, NULL, count_release, &releases,
+                                                   &out),
+                     c->code, OP_IMPORT, c->text, AT(c));
+        if (releases != 1)
+            fail_at(AT(c), "DLTensor: release ran %d times, expected 1\n", releases);
+        check_untouched_(&out, sizeof out, "out", AT(c));
+        p->v.deleter(&p->v);
     }
+}
+
+/* A borrowed DLTensor (the exchange API's dltensor_from_py_object_no_sync):
+ * the view of the managed tensor's import, the memory released through the
+ * caller's callback exactly once, when the view goes; NULL strides are C
+ * order; the read-only flag is the caller's; the request is checked. */
+static void test_import_of_a_borrowed_dl_tensor(void **state)
+{
+    (void)state;
+    int deletes = -1, releases = 0;
+    producer *p = producer_of(&deletes, true, 2, 3);
+    STRIDES(p, 1, 2); /* a transposed 2x3 */
+    strided_view v;
+    assert_status(strided_view_import_dl_tensor(T(p), false, NULL, count_release, &releases, &v),
+                  STRIDED_OK);
+    assert_ptr_equal(strided_view_ptr(&v), p->data);
+    assert_layout(v.layout, "(2,3):(1,2)", 4);
+    assert_false(v.readonly);
+    assert_int_equal(releases, 0);
+    strided_view_release(&v);
+    assert_int_equal(releases, 1);
+    assert_int_equal(deletes, 0); /* the tensor stays the producer's */
+
+    T(p)->strides = NULL;
+    T(p)->byte_offset = 8;
+    assert_status(strided_view_import_dl_tensor(T(p), true, NULL, count_release, &releases, &v),
+                  STRIDED_OK);
+    assert_ptr_equal(strided_view_ptr(&v), p->data + 8);
+    assert_layout_implicit(v.layout, "(2,3):(3,1)", 4);
+    assert_true(v.readonly);
+    strided_view_release(&v);
+    assert_int_equal(releases, 2);
+
+    /* Not on the device the request named: refused, released once. */
+    strided_dlpack_request request;
+    assert_status(strided_dlpack_request_make(STRIDED_DEVICE_CUDA, 0, true, 0, &request),
+                  STRIDED_OK);
+    assert_status(strided_view_import_dl_tensor(T(p), false, &request, count_release, &releases,
+                                                &v),
+                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_int_equal(releases, 3);
+    /* NULL arguments: refused, released once (NULL release: nothing). */
+    assert_status(strided_view_import_dl_tensor(NULL, false, NULL, count_release, &releases, &v),
+                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_status(strided_view_import_dl_tensor(T(p), false, NULL, count_release, &releases, NULL),
+                  STRIDED_ERR_INVALID_ARGUMENT);
+    assert_int_equal(releases, 5);
+    assert_status(strided_view_import_dl_tensor(T(p), false, NULL, NULL, NULL, &v), STRIDED_OK);
+    strided_view_release(&v);
+    assert_int_equal(releases, 5);
+    assert_int_equal(deletes, 0);
+    p->v.deleter(&p->v);
+    assert_int_equal(deletes, 1);
 }
 
 /* A footprint outside the address space: an overflow or an invalid
@@ -995,6 +1070,7 @@ int main(void)
         cmocka_unit_test(test_import_negative_strides_footprint),
         cmocka_unit_test(test_import_view_outside_the_footprint),
         cmocka_unit_test(test_import_readonly_flag),
+        cmocka_unit_test(test_import_of_a_borrowed_dl_tensor),
         cmocka_unit_test(test_import_dtypes),
         cmocka_unit_test(test_import_64_dimensions),
         cmocka_unit_test(test_import_zero_strides),

@@ -1445,3 +1445,32 @@ def test_readme_example():
     back = torch.from_dlpack(w)
     assert torch.equal(back, t[::2])
     assert back.data_ptr() == t.data_ptr()
+
+
+class _TorchByProtocol:
+    """A torch tensor offered by __dlpack__ alone (no exchange table)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs):
+        return self.t.__dlpack__(**kwargs)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64", "uint8", "bool",
+                                   "complex64"])
+def test_torch_by_the_exchange_api_and_by_the_protocol_agree(device, dtype):
+    if torch is None or not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        pytest.skip("PyTorch with the DLPack C exchange API is needed")
+    base = torch.arange(60, device=device).reshape(3, 4, 5).to(getattr(torch, dtype))
+    for t in (base, base[:, ::2], base.transpose(0, 2), base[1], base[0, 0, 0], base[:, :0]):
+        a = StridedMemoryView.from_dlpack(t, stream_ptr=-1)
+        b = StridedMemoryView.from_dlpack(_TorchByProtocol(t), stream_ptr=-1)
+        assert (a.ptr, a.shape, a.strides, str(a.dtype), a.readonly, a.device_id,
+                a.is_device_accessible) == (b.ptr, b.shape, b.strides, str(b.dtype), b.readonly,
+                                            b.device_id, b.is_device_accessible)
+        assert a.exporting_obj is t

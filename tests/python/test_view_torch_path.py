@@ -107,7 +107,8 @@ def run(code):
     script = FAKE_TORCH + textwrap.dedent(code) + "\nprint(json.dumps(out))\n"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if p)
+        p for p in (PACKAGE_ROOT, os.path.dirname(os.path.abspath(__file__)),
+                    os.environ.get("PYTHONPATH")) if p)
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                        text=True, timeout=120, check=False)
     assert r.returncode == 0, f"snippet failed:\n{r.stdout}\n{r.stderr}"
@@ -164,6 +165,45 @@ def test_the_type_check_is_remembered_and_tensors_still_take_the_fast_path():
     assert out["ptrs"] == out["expected"]
     assert out["exporters"] == ["ndarray", "ndarray", "Tensor", "ndarray", "Tensor", "Tensor",
                                 "ndarray"]
+
+
+def test_tensors_with_an_exchange_table_are_described_in_place():
+    # A torch with the DLPack C exchange API: plain tensors are described
+    # by dltensor_from_py_object_no_sync (no managed tensor, no __dlpack__),
+    # and the view keeps the tensor.
+    out = run("""
+        import exchange_producer as ep
+        Tensor.__dlpack_c_exchange_api__ = ep.exchange_capsule()
+        Tensor.array = property(lambda self: self.a)
+        Tensor.fail = False
+        a = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]
+        t = Tensor(a, torch.float32)
+        v = SMV.from_dlpack(t, -1)
+        out["v"] = describe(v)
+        out["expected"] = [a.ctypes.data, list(a.shape), [s // 4 for s in a.strides]]
+        out["calls"] = dict(ep.CALLS)
+        out["dlpack_calls"] = Tensor.dlpack_calls
+        out["parameter"] = describe(SMV.from_dlpack(Parameter(np.ones(3, np.bool_), torch.bool), -1))
+        out["calls_after_parameter"] = dict(ep.CALLS)
+        ref = weakref.ref(t)
+        del t
+        gc.collect()
+        out["kept"] = ref() is not None
+        out["values"] = np.from_dlpack(v).tolist()
+        del v
+        gc.collect()
+        out["released"] = ref() is None
+        out["refused"] = error(lambda: SMV.from_dlpack(Tensor(a, torch.float32), None))
+    """)
+    assert out["calls"] == {"managed": 0, "dltensor": 1, "stream": 0}
+    assert out["calls_after_parameter"]["dltensor"] == 2
+    assert out["dlpack_calls"] == 0
+    assert [out["v"]["ptr"], out["v"]["shape"], out["v"]["strides"]] == out["expected"]
+    assert out["v"]["exporter"] == "Tensor"
+    assert out["parameter"]["dtype"] == "|b1"
+    assert out["kept"] and out["released"]
+    assert out["values"] == [[0.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
+    assert out["refused"][0] == "BufferError"
 
 
 def test_stream_rules():
