@@ -580,7 +580,15 @@ def test_managed_buffer_advice_and_moves():
     b = mr.allocate(1 << 16, stream=cuda_stream())
     assert type(b) is api.ManagedBuffer and b.is_managed
     assert b.read_mostly is False
-    b.read_mostly = True
+    try:
+        b.read_mostly = True
+    except Exception as e:  # cuda.core's CUDAError, strided's RuntimeError
+        if "CUDA_ERROR_NOT_SUPPORTED" not in str(e):
+            raise
+        # CUDA 13.0 drivers give no advice on memory of a managed pool, to
+        # either implementation.
+        b.close()
+        pytest.skip(f"the driver gives no advice on managed pool memory: {e}")
     assert b.read_mostly is True
     b.read_mostly = False
     b.preferred_location = device_location(0)

@@ -159,7 +159,9 @@ def draw_args(draw, params, required):
     args = [checked(params[i][0], plausible_or_junk(draw, params[i][1]))
             for i in range(min(npos, npositional))]
     if npos > npositional:
-        args.append(draw(junk()))
+        # One too many: it lands on the callee's next parameter, which may
+        # take a stream (copy_from's second).
+        args.append(real_stream(draw(junk())))
     kwargs = {}
     for name, spec, *_ in params[len(args):]:
         if draw(BOOLEANS):
