@@ -201,22 +201,10 @@ static strided_view sparse(int64_t n, int device, int kind)
     return v;
 }
 
-static uintptr_t addr(const strided_view *v)
-{
-    return strided_view_device_ptr(v);
-}
-
 static void release2(strided_view *a, strided_view *b)
 {
     strided_view_release(a);
     strided_view_release(b);
-}
-
-static fake_cuda_launch launched(void)
-{
-    fake_cuda_launch l;
-    assert_true(last_launch(&l));
-    return l;
 }
 
 /* Nothing allocated through the fake or created is left, and the caller's
@@ -231,6 +219,18 @@ static fake_cuda_launch launched(void)
 #define copy(dst, src) strided_view_copy(&(dst), &(src), STREAM_A, 0)
 
 #if defined(STRIDED_HAVE_KERNELS)
+
+static uintptr_t addr(const strided_view *v)
+{
+    return strided_view_device_ptr(v);
+}
+
+static fake_cuda_launch launched(void)
+{
+    fake_cuda_launch l;
+    assert_true(last_launch(&l));
+    return l;
+}
 
 static void test_one_device_runs_the_plan(void **state)
 {
