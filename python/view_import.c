@@ -176,6 +176,30 @@ static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
     return 1;
 }
 
+/* Whether obj is a numpy.ndarray itself (a subclass may override
+ * __array_interface__), without importing numpy: its type is remembered
+ * the first time an object of a type named "numpy.ndarray" is numpy's. */
+static bool is_ndarray(PyObject *obj)
+{
+    static PyTypeObject *ndarray; /* strong, once seen */
+    if (ndarray != NULL)
+        return Py_IS_TYPE(obj, ndarray);
+    if (strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") != 0)
+        return false;
+    PyObject *np = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");
+    PyObject *type = np ? PyObject_GetAttrString(np, "ndarray") : NULL;
+    if (type == NULL) {
+        PyErr_Clear();
+        return false;
+    }
+    if (type != (PyObject *)Py_TYPE(obj)) {
+        Py_DECREF(type);
+        return false;
+    }
+    ndarray = (PyTypeObject *)type;
+    return true;
+}
+
 /* The DLPack C exchange API of obj's type: the table of a
  * __dlpack_c_exchange_api__ capsule on the type (or a base), of DLPack 1.3
  * or a later minor version of 1 (walking prev_api), with the entry points
@@ -397,12 +421,17 @@ PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_s
     }
     if (strided_py_is_torch_tensor(obj) && view_from_torch(obj, stream_ptr, &result))
         return result;
-    PyObject *device = PyObject_CallMethodNoArgs(obj, name_dlpack_device);
-    if (device == NULL)
-        return not_dlpack(obj, name_dlpack_device);
-    int64_t type = 0, id = 0;
-    int rc = dlpack_device_of(device, &type, &id);
-    Py_DECREF(device);
+    /* A NumPy array is on the CPU: its __dlpack_device__() says (1, 0)
+     * always, and asking costs a tenth of the import. */
+    int64_t type = STRIDED_DEVICE_CPU, id = 0;
+    int rc = 0;
+    if (!is_ndarray(obj)) {
+        PyObject *device = PyObject_CallMethodNoArgs(obj, name_dlpack_device);
+        if (device == NULL)
+            return not_dlpack(obj, name_dlpack_device);
+        rc = dlpack_device_of(device, &type, &id);
+        Py_DECREF(device);
+    }
     PyObject *stream = NULL;
     int64_t value;
     if (rc < 0 || request_stream(stream_ptr, &stream, &value) < 0)
@@ -668,30 +697,6 @@ static PyObject *import_interface(PyObject *obj, strided_interface_kind kind, Py
 done:
     Py_DECREF(d);
     return result;
-}
-
-/* Whether obj is a numpy.ndarray itself (a subclass may override
- * __array_interface__), without importing numpy: its type is remembered
- * the first time an object of a type named "numpy.ndarray" is numpy's. */
-static bool is_ndarray(PyObject *obj)
-{
-    static PyTypeObject *ndarray; /* strong, once seen */
-    if (ndarray != NULL)
-        return Py_IS_TYPE(obj, ndarray);
-    if (strcmp(Py_TYPE(obj)->tp_name, "numpy.ndarray") != 0)
-        return false;
-    PyObject *np = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");
-    PyObject *type = np ? PyObject_GetAttrString(np, "ndarray") : NULL;
-    if (type == NULL) {
-        PyErr_Clear();
-        return false;
-    }
-    if (type != (PyObject *)Py_TYPE(obj)) {
-        Py_DECREF(type);
-        return false;
-    }
-    ndarray = (PyTypeObject *)type;
-    return true;
 }
 
 /* from_array_interface of a NumPy array through the buffer protocol, which
