@@ -631,3 +631,20 @@ def test_view_resurrected_by_a_finalizer_keeps_its_memory():
     del view
     collect()
     assert ref() is None
+
+
+def test_view_objects_made_again_from_freed_ones_are_new():
+    # Freed view objects are kept for the next imports: one made from freed
+    # storage is tracked by the collector, has no weak reference of its
+    # predecessor, and sees its own memory.
+    arrays = [np.full(4, i, np.int32) for i in range(20)]
+    old = [StridedMemoryView.from_dlpack(a, -1) for a in arrays]
+    refs = [weakref.ref(v) for v in old]
+    del old
+    assert all(r() is None for r in refs)
+    new = [StridedMemoryView.from_dlpack(a, -1) for a in arrays[::-1]]
+    assert all(r() is None for r in refs)
+    for i, v in enumerate(new):
+        assert gc.is_tracked(v)
+        assert np.from_dlpack(v).tolist() == [19 - i] * 4
+        assert weakref.ref(v)() is v
