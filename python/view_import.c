@@ -269,6 +269,12 @@ static PyObject *view_from_exchange(PyObject *obj, const strided_dlpack_exchange
         return NULL;
     bool given = stream != NULL;
     Py_XDECREF(stream);
+    /* Every Python call (stream_ptr's __index__ among them) comes before the
+     * producer describes the object: a borrowed description is valid only
+     * until control returns to Python. */
+    strided_consumer_stream consumer = {false, NULL};
+    if (given && consumer_stream(stream_ptr, &consumer) < 0)
+        return NULL;
     bool borrowed = api->dltensor_from_py_object_no_sync != NULL && strided_py_is_torch_tensor(obj);
     strided_dl_tensor t;
     strided_dl_managed_tensor_versioned *m = NULL;
@@ -295,17 +301,14 @@ static PyObject *view_from_exchange(PyObject *obj, const strided_dlpack_exchange
         t = m->dl_tensor;
     }
     strided_dlpack_request request;
-    strided_consumer_stream consumer = {false, NULL};
     status = strided_dlpack_request_make(t.device.device_type, t.device.device_id, given, value,
                                          &request);
     if (status != STRIDED_OK) {
         strided_py_raise_at(status, STRIDED_PY_DLPACK);
         goto fail;
     }
-    /* The stream is checked as every import checks it, and ordered only
-     * where __dlpack__ would have been handed it for a CUDA tensor. */
-    if (given && consumer_stream(stream_ptr, &consumer) < 0)
-        goto fail;
+    /* The stream is ordered only where __dlpack__ would have been handed it
+     * for a CUDA tensor. */
     if (t.device.device_type == STRIDED_DEVICE_CUDA && request.pass_stream) {
         void *producer = NULL;
         if (consumer.sync &&
