@@ -294,15 +294,16 @@ static fuzz_statuses import_expect(const tensor_case *c, bool *maybe)
     bad |= fuzz_init_expect(t->ndim, t->shape, t->strides, itemsize, false);
     if (bad)
         return bad;
-    /* The footprint must lie in the address space; a footprint ending
-     * exactly at its top may go either way. */
+    /* The footprint must lie in the address space, above address 0 (no
+     * memory starts at the null page); a footprint ending exactly at its
+     * top may go either way. */
     fuzz_i128 lo, hi;
     bool e;
     footprint(c, itemsize, &lo, &hi, &e);
     if (hi >= lo) {
         fuzz_i128 e0 = (fuzz_i128)(data + (uintptr_t)t->byte_offset);
         fuzz_i128 bytes = (hi - lo + 1) * itemsize, start = e0 + lo * itemsize;
-        if (!fuzz_fits64(bytes) || !fuzz_fits64(lo * itemsize) || start < 0 ||
+        if (!fuzz_fits64(bytes) || !fuzz_fits64(lo * itemsize) || start <= 0 ||
             start + bytes > (fuzz_i128)UINTPTR_MAX + 1)
             return FUZZ_OVERFLOW;
         if (start + bytes == (fuzz_i128)UINTPTR_MAX + 1) {

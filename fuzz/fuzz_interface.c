@@ -316,8 +316,9 @@ static void check_wrap(fuzz_input *in, const strided_layout *l, const strided_dt
         want |= FUZZ_INVALID;
     fuzz_i128 start = e0, bytes = 0;
     if (wrap_footprint(l, e0, &start, &bytes) && !want) {
+        /* In the address space, above address 0 (the null page). */
         fuzz_i128 top = (fuzz_i128)UINTPTR_MAX + 1;
-        if (!fuzz_fits64(bytes) || start < 0 || start + bytes > top)
+        if (!fuzz_fits64(bytes) || start <= 0 || start + bytes > top)
             want |= FUZZ_OVERFLOW;
         else if (start + bytes == top)
             maybe = true, want |= FUZZ_OVERFLOW | FUZZ_INVALID; /* no end address */

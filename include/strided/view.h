@@ -159,8 +159,8 @@ STRIDED_API uintptr_t strided_view_device_ptr(const strided_view *view);
  * volume > 0; for a layout strided_layout_validate refuses, its status
  * ("invalid layout: ...", STRIDED_ERR_OVERFLOW for offsets beyond int64);
  * STRIDED_ERR_UNSUPPORTED for a dtype strided_dtype_itemsize rejects;
- * STRIDED_ERR_OVERFLOW when the footprint leaves the address space; the
- * errors of strided_buffer_wrap. */
+ * STRIDED_ERR_OVERFLOW when the footprint leaves the address space or
+ * starts at address 0; the errors of strided_buffer_wrap. */
 STRIDED_API strided_status strided_view_wrap(
     void *element0, const strided_layout *layout, const strided_dtype *dtype, bool readonly,
     const strided_device *device, strided_release_fn release, void *context, strided_view *out);

@@ -289,9 +289,11 @@ static strided_status wrap_footprint(const char *op, void *element0, const strid
                                  "the element offsets [%lld, %lld] times "
                                  "itemsize %d overflow int64",
                                  (long long)mn, (long long)mx, itemsize);
-        /* Element 0 is one of the elements, so low <= 0. */
+        /* Element 0 is one of the elements, so low <= 0. No memory starts
+         * at address 0 (the null page), and a footprint from there would
+         * read as no address at all. */
         offset = -low;
-        if ((uint64_t)offset > (uint64_t)e0 ||
+        if ((uint64_t)offset >= (uint64_t)e0 ||
             (uint64_t)bytes > (uint64_t)(UINTPTR_MAX - (e0 - (uintptr_t)offset)))
             return strided__fail(STRIDED_ERR_OVERFLOW, op,
                                  "the elements, bytes [%lld, %lld) from "

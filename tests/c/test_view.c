@@ -836,6 +836,20 @@ static void test_wrap_errors_leave_the_memory_alone(void **state)
     assert_error(strided_view_wrap((void *)(uintptr_t)64, &bad, NULL, false, NULL, record_release,
                                    &r, &v),
                  STRIDED_ERR_OVERFLOW, "wrap", "leave the address space");
+    /* Elements from address 0 exactly: no memory starts at the null page
+     * (a device view there would report no device address). */
+    assert_ok(strided_layout_init(&bad, 1, (int64_t[]){3}, (int64_t[]){-8}, 8));
+    assert_error(strided_view_wrap((void *)(uintptr_t)128, &bad, NULL, false, NULL, record_release,
+                                   &r, &v),
+                 STRIDED_ERR_OVERFLOW, "wrap", "leave the address space");
+    const strided_device cuda0 = {STRIDED_DEVICE_CUDA, 0};
+    assert_error(strided_view_wrap((void *)(uintptr_t)128, &bad, NULL, false, &cuda0,
+                                   record_release, &r, &v),
+                 STRIDED_ERR_OVERFLOW, "wrap", "leave the address space");
+    /* One element further up is fine. */
+    assert_ok(strided_view_wrap((void *)(uintptr_t)136, &bad, NULL, false, &cuda0, NULL, NULL, &v));
+    assert_int_equal(strided_view_device_ptr(&v), 136);
+    strided_view_release(&v);
     /* Elements above the top of the address space. */
     assert_ok(strided_layout_init(&bad, 1, (int64_t[]){3}, (int64_t[]){100}, 8));
     assert_error(strided_view_wrap((void *)(UINTPTR_MAX - 64), &bad, NULL, false, NULL,
