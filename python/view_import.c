@@ -307,17 +307,18 @@ static PyObject *view_from_exchange(PyObject *obj, const strided_dlpack_exchange
         strided_py_raise_at(status, STRIDED_PY_DLPACK);
         goto fail;
     }
-    /* The stream is ordered only where __dlpack__ would have been handed it
-     * for a CUDA tensor. */
-    if (t.device.device_type == STRIDED_DEVICE_CUDA && request.pass_stream) {
+    /* A CUDA tensor is ordered before the consumer's stream, whichever it
+     * is: 0, the legacy default stream, too (the protocol hands the
+     * producer stream=None then, which orders that stream). -1 orders
+     * nothing. */
+    if (t.device.device_type == STRIDED_DEVICE_CUDA && consumer.sync) {
         void *producer = NULL;
-        if (consumer.sync &&
-            api->current_work_stream(STRIDED_DEVICE_CUDA, t.device.device_id, &producer) != 0) {
+        if (api->current_work_stream(STRIDED_DEVICE_CUDA, t.device.device_id, &producer) != 0) {
             exchange_failed(obj, "current_work_stream");
             goto fail;
         }
-        if (consumer.sync && (status = strided_stream_wait(consumer.stream, producer,
-                                                           t.device.device_id)) != STRIDED_OK) {
+        if ((status = strided_stream_wait(consumer.stream, producer, t.device.device_id)) !=
+            STRIDED_OK) {
             strided_py_raise(status);
             goto fail;
         }

@@ -80,6 +80,9 @@ def _managed(obj, out):
     m = ctypes.cast(ptr, POINTER(DLManagedTensorVersioned))
     if obj.major is not None:
         m.contents.version.major = obj.major
+    if obj.device is not None:  # another device's memory, at obj.data
+        m.contents.dl_tensor.device.device_type, m.contents.dl_tensor.device.device_id = obj.device
+        m.contents.dl_tensor.data = obj.data
     out[0] = m
     return 0
 
@@ -97,9 +100,12 @@ def _dltensor(obj, out):
     return 0
 
 
+WORK_STREAM = [None]  # what current_work_stream reports (a handle, or None)
+
+
 def _stream(device_type, device_id, out):
     CALLS["stream"] += 1
-    out[0] = None
+    out[0] = WORK_STREAM[0]
     return 0
 
 
@@ -127,8 +133,9 @@ class Producer:
 
     __dlpack_c_exchange_api__ = exchange_capsule()
 
-    def __init__(self, array, fail=False, give_none=False, major=None):
+    def __init__(self, array, fail=False, give_none=False, major=None, device=None, data=None):
         self.array, self.fail, self.give_none, self.major = array, fail, give_none, major
+        self.device, self.data = device, data
 
     def __dlpack_device__(self):
         return (1, 0)
@@ -142,7 +149,7 @@ class ByProtocol:
     a table, by both)."""
 
     fail = give_none = False
-    major = None
+    major = device = data = None
 
     def __init__(self, array):
         self.array = array
@@ -159,4 +166,4 @@ def facts(v):
             v.is_device_accessible, v.size)
 
 
-__all__ = ["ByProtocol", "CALLS", "Producer", "exchange_capsule", "facts", "np"]
+__all__ = ["ByProtocol", "CALLS", "Producer", "WORK_STREAM", "exchange_capsule", "facts", "np"]

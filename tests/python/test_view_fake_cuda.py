@@ -993,3 +993,39 @@ def test_cai_exporter_holding_its_view_is_collected():
         out["freed"] = ref() is None
     """)
     assert out["freed"]
+
+
+@needs_fake
+def test_exchange_api_orders_the_consumer_stream():
+    # A producer with the DLPack C exchange API whose tensor is device
+    # memory and whose work runs on stream 7: each consumer stream but -1
+    # waits for it on the device (0, the legacy default stream, too), with
+    # no __dlpack__ call and no host synchronisation.
+    tests = os.path.dirname(os.path.abspath(__file__))
+    out = run_fake(f"""
+        sys.path.insert(0, {tests!r})
+        import exchange_producer as ep
+        ep.WORK_STREAM[0] = 7
+        for consumer in (0, 5, -1):
+            reset()
+            before = ep.CALLS["stream"]
+            obj = ep.Producer(np.zeros((4, 6), np.float32), device=(2, 0), data=DEV0)
+            v = StridedMemoryView.from_dlpack(obj, consumer)
+            out[str(consumer)] = dict(
+                view=describe(v), asked=ep.CALLS["stream"] - before,
+                recorded=calls("cuEventRecord"), waited=calls("cuStreamWaitEvent"),
+                record_stream=last_stream("cuEventRecord"),
+                wait_stream=last_stream("cuStreamWaitEvent"),
+                synchronized=calls("cuStreamSynchronize"),
+                live_events=fake.fake_cuda_live_events())
+    """)
+    for consumer, r in out.items():
+        assert r["view"]["ptr"] == DEV0 and r["view"]["device_id"] == 0
+        assert r["view"]["dlpack_device"] == [kDLCUDA, 0]
+        assert r["synchronized"] == 0 and r["live_events"] == 0
+        if consumer == "-1":
+            assert (r["asked"], r["recorded"], r["waited"]) == (0, 0, 0)
+        else:
+            assert (r["asked"], r["recorded"], r["waited"]) == (1, 1, 1)
+            assert r["record_stream"] == 7
+            assert r["wait_stream"] == int(consumer)
