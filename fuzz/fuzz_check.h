@@ -253,8 +253,9 @@ static inline bool fuzz_fits_bytes(fuzz_i128 v, int itemsize)
  * fields, by the invariant of strided/layout.h: 0 <= ndim <= 64, extents
  * >= 0 and itemsize > 0 (else INVALID); the product of the non-zero
  * extents in int64, every stride and the slice offset representable in
- * bytes with their negations, and for a non-empty layout every element
- * offset and byte offset (negated too) in int64 (else OVERFLOW). */
+ * bytes with their negations, and for a non-empty layout each axis's span
+ * (stride times extent - 1) and every element offset and byte offset
+ * (negated too) in int64 (else OVERFLOW). */
 static inline fuzz_statuses fuzz_invariant_expect(int ndim, const int64_t *shape,
                                                   const int64_t *strides, int64_t slice_offset,
                                                   int itemsize)
@@ -279,6 +280,10 @@ static inline fuzz_statuses fuzz_invariant_expect(int ndim, const int64_t *shape
     if (!fuzz_fits_bytes(slice_offset, itemsize))
         return FUZZ_OVERFLOW;
     if (volume > 0) {
+        /* Each axis's span, stride * (extent - 1), fits in int64 too. */
+        for (int i = 0; i < ndim; i++)
+            if (!fuzz_fits64((fuzz_i128)strides[i] * (shape[i] - 1)))
+                return FUZZ_OVERFLOW;
         fuzz_i128 lo, hi;
         fuzz_bounds(ndim, shape, strides, slice_offset, &lo, &hi);
         if (!fuzz_fits_bytes(lo, itemsize) || !fuzz_fits_bytes(hi, itemsize))

@@ -23,7 +23,8 @@
  * has 0 <= ndim <= 64, extents >= 0, itemsize > 0, a product of its non-zero
  * extents that fits in int64, strides and a slice offset whose byte values
  * and their negations fit in int64 (|stride| * itemsize <= INT64_MAX, so no
- * stride is INT64_MIN), and, when its volume is not 0, element offsets
+ * stride is INT64_MIN), and, when its volume is not 0, a span along each
+ * axis (stride times extent - 1) that fits in int64, element offsets
  * (including slice_offset) that all fit in int64, and whose byte offsets
  * (element offset times itemsize) and their negations fit in int64 too
  * (|byte offset| <= INT64_MAX). A layout breaking this
