@@ -8,7 +8,8 @@
  *    C-order sequence of offsets exactly; permute, slice and broadcast give
  *    the offsets of the selected input indices;
  *  - chains of permute / slice / squeeze / unsqueeze / reshape / flatten from
- *    dense layouts stay unique (spec §4.10, Decision 5, §7.8).
+ *    dense layouts stay unique (no operation that keeps a view of the same
+ *    memory can make two indices share an element).
  * The generator is seeded, so a failure reproduces.
  */
 #include "test_util.h"
