@@ -145,14 +145,18 @@ static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
     strided_status status;
     if (request_stream(stream_ptr, &stream, &value) < 0)
         return 1;
-    Py_XDECREF(stream);
     status = strided_dlpack_request_make(d.device.device_type, d.device.device_id, stream != NULL,
                                          value, &request);
     if (status != STRIDED_OK) {
+        Py_XDECREF(stream);
         strided_py_raise_at(status, STRIDED_PY_INTERFACE);
         return 1;
     }
-    if (consumer_stream(stream_ptr, &consumer) < 0)
+    /* The int already taken from stream_ptr (its __index__ runs once); a
+     * request made is one with a stream, CPU and CUDA needing one. */
+    rc = stream != NULL ? consumer_stream(stream, &consumer) : 0;
+    Py_XDECREF(stream);
+    if (rc < 0)
         return 1;
     if (d.device.device_type == STRIDED_DEVICE_CUDA && consumer.sync) {
         void *producer = NULL;
@@ -268,12 +272,14 @@ static PyObject *view_from_exchange(PyObject *obj, const strided_dlpack_exchange
     if (request_stream(stream_ptr, &stream, &value) < 0)
         return NULL;
     bool given = stream != NULL;
-    Py_XDECREF(stream);
     /* Every Python call (stream_ptr's __index__ among them) comes before the
      * producer describes the object: a borrowed description is valid only
-     * until control returns to Python. */
+     * until control returns to Python. The stream is read from the int
+     * already taken from stream_ptr. */
     strided_consumer_stream consumer = {false, NULL};
-    if (given && consumer_stream(stream_ptr, &consumer) < 0)
+    int rc = given ? consumer_stream(stream, &consumer) : 0;
+    Py_XDECREF(stream);
+    if (rc < 0)
         return NULL;
     bool borrowed = api->dltensor_from_py_object_no_sync != NULL && strided_py_is_torch_tensor(obj);
     strided_dl_tensor t;
