@@ -17,13 +17,18 @@
  *        checked afterwards;
  *   X*   with a device: entering and leaving device 0's primary context
  *        (what every device copy does), with no context current and with
- *        that one current;
+ *        that one current; and the driver's floor under a small copy:
+ *        cuLaunchKernel of an empty kernel (no parameter, and one the size
+ *        of the copy kernels' arguments for few and for many axes) and
+ *        cuMemcpyAsync of 4 KiB, pipelined like the Z rows, on the legacy
+ *        and on the per-thread default stream (X-launch-*, X-memcpy*);
  *   Z*   device copies, when device 0 exists: strided_view_copy of 32x32,
  *        256x256 and 1024x1024 fp32 .T -> C and of 4 KiB contiguous, in
  *        device memory from strided_device_resource_create, on the legacy
  *        default stream. "pipe": 2000 calls, all NONBLOCKING but the last,
  *        which is BLOCKING (so the time includes draining the queue); the
  *        "enqueue" column is the time of the NONBLOCKING calls alone.
+ *        "pipe-pt": the same on the per-thread default stream;
  *        "pipe-cur": the same with device 0's primary context current on
  *        the calling thread (no context switches); "run": the device
  *        executor alone (strided__copy_device_run on the views' plan: no
@@ -62,6 +67,7 @@
 #endif
 
 #include "bench_clock.h"
+#include "copy/kernels.h"
 #include "copy/launch.h"
 #include "copy/plan.h"
 #include "cuda/driver.h"
@@ -414,6 +420,7 @@ static bool fake_driver;
 struct device_copy {
     strided_view dv, sv; /* device: the copy timed */
     unsigned flags;
+    void *stream; /* NULL: the legacy default stream */
     /* run_only: NONBLOCKING calls go to strided__copy_device_run with the
      * views' plan and addresses (no view checks, no planning); BLOCKING
      * calls stay view copies. */
@@ -427,40 +434,57 @@ static void device_loop(void *ctx, long n)
     struct device_copy *c = ctx;
     if (c->run_only && c->flags == STRIDED_COPY_NONBLOCKING) {
         for (long i = 0; i < n; i++)
-            if (strided__copy_device_run(&c->plan, c->dst, c->src, NULL, 0) != STRIDED_OK)
+            if (strided__copy_device_run(&c->plan, c->dst, c->src, c->stream, 0) != STRIDED_OK)
                 die("strided__copy_device_run");
         return;
     }
     for (long i = 0; i < n; i++)
-        if (strided_view_copy(&c->dv, &c->sv, NULL, c->flags) != STRIDED_OK)
+        if (strided_view_copy(&c->dv, &c->sv, c->stream, c->flags) != STRIDED_OK)
             die("strided_view_copy (device)");
 }
 
-/* repeats loops of device_calls calls: NONBLOCKING, the last BLOCKING.
- * Per call: the whole loop (ns) and the NONBLOCKING calls (enqueue_ns). */
-static void measure_pipelined(struct row *r, struct device_copy *c)
+/* Ends a pipelined loop: one more call, and the wait for the queue. */
+typedef void (*finish_fn)(void *ctx);
+
+/* repeats loops of device_calls calls: device_calls - 1 by enqueue, the
+ * last by finish (which returns when the queue has drained). Per call: the
+ * whole loop (ns) and the enqueued calls alone (enqueue_ns). */
+static void measure_pipelined(struct row *r, loop_fn enqueue, finish_fn finish, void *ctx)
 {
-    double total[MAX_REPEATS], enqueue[MAX_REPEATS];
+    double total[MAX_REPEATS], queued[MAX_REPEATS];
     const long n = device_calls;
     for (int i = -1; i < repeats; i++) { /* i = -1: warm */
         double t0 = now_s();
-        c->flags = STRIDED_COPY_NONBLOCKING;
-        device_loop(c, n - 1);
+        enqueue(ctx, n - 1);
         double t1 = now_s();
-        c->flags = STRIDED_COPY_BLOCKING;
-        device_loop(c, 1);
+        finish(ctx);
         double t2 = now_s();
         if (i >= 0) {
             total[i] = (t2 - t0) / (double)n;
-            enqueue[i] = (t1 - t0) / (double)(n - 1);
+            queued[i] = (t1 - t0) / (double)(n - 1);
         }
     }
     qsort(total, (size_t)repeats, sizeof total[0], compare_double);
-    qsort(enqueue, (size_t)repeats, sizeof enqueue[0], compare_double);
+    qsort(queued, (size_t)repeats, sizeof queued[0], compare_double);
     r->ns = 1e9 * total[repeats / 2];
     r->ns_min = 1e9 * total[0];
-    r->enqueue_ns = 1e9 * enqueue[repeats / 2];
+    r->enqueue_ns = 1e9 * queued[repeats / 2];
     r->calls = n;
+}
+
+/* Device copies pipelined: NONBLOCKING, the last BLOCKING. */
+static void enqueue_copies(void *ctx, long n)
+{
+    struct device_copy *c = ctx;
+    c->flags = STRIDED_COPY_NONBLOCKING;
+    device_loop(c, n);
+}
+
+static void finish_copies(void *ctx)
+{
+    struct device_copy *c = ctx;
+    c->flags = STRIDED_COPY_BLOCKING;
+    device_loop(c, 1);
 }
 
 /* repeats loops of device_calls BLOCKING calls. */
@@ -550,6 +574,112 @@ static void context_rows(const strided__driver *cu)
     }
 }
 
+/* The driver's own floor under a small device copy, pipelined as the Z
+ * rows are (device_calls calls, then a wait for the stream): cuLaunchKernel
+ * of a kernel that does nothing (PTX the driver compiles), with no
+ * parameter and with one of the size of the copy kernels' argument structs
+ * for a few axes and for many, one block of 32 threads; and cuMemcpyAsync of
+ * 4 KiB between device buffers. On the legacy default stream and on the
+ * per-thread default stream. What a copy costs above these rows is the
+ * library's. */
+struct floor_ctx {
+    const strided__driver *cu;
+    CUfunction fn; /* NULL: cuMemcpyAsync */
+    void **params;
+    CUstream stream;
+    CUdeviceptr dst, src;
+};
+
+static void floor_loop(void *ctx, long n)
+{
+    const struct floor_ctx *f = ctx;
+    for (long i = 0; i < n; i++) {
+        CUresult r = f->fn != NULL ? f->cu->cuLaunchKernel(f->fn, 1, 1, 1, 32, 1, 1, 0, f->stream,
+                                                           f->params, NULL)
+                                   : f->cu->cuMemcpyAsync(f->dst, f->src, 4096, f->stream);
+        if (r != CUDA_SUCCESS) {
+            fprintf(stderr, "bench_copy_overhead: the floor rows' call failed: CUresult %d\n",
+                    (int)r);
+            exit(1);
+        }
+    }
+}
+
+static void floor_finish(void *ctx)
+{
+    const struct floor_ctx *f = ctx;
+    floor_loop(ctx, 1);
+    if (f->cu->cuStreamSynchronize(f->stream) != CUDA_SUCCESS)
+        die("cuStreamSynchronize");
+}
+
+static void floor_rows(const strided__driver *cu, strided_memory_resource *dev)
+{
+    static const char *const ids[] = {"X-launch-0", "X-launch-few", "X-launch-many", "X-memcpy"};
+    static const struct {
+        const char *suffix, *what;
+        CUstream stream;
+    } streams[] = {{"", "legacy stream", NULL}, {"-pt", "per-thread stream", CU_STREAM_PER_THREAD}};
+    const size_t sizes[] = {0, sizeof(strided_copy_args32_8), sizeof(strided_copy_args64_64), 0};
+    bool any = false;
+    char id[24];
+    for (int k = 0; k < 4; k++)
+        for (int s = 0; s < 2; s++) {
+            snprintf(id, sizeof id, "%s%s", ids[k], streams[s].suffix);
+            any = any || wanted(id);
+        }
+    if (!any || fake_driver)
+        return; /* the fake driver has no module to load */
+    char ptx[512];
+    snprintf(ptx, sizeof ptx,
+             ".version 7.0\n.target sm_50\n.address_size 64\n"
+             ".visible .entry floor_none()\n{\n\tret;\n}\n"
+             ".visible .entry floor_few(.param .align 8 .b8 p[%zu])\n{\n\tret;\n}\n"
+             ".visible .entry floor_many(.param .align 8 .b8 p[%zu])\n{\n\tret;\n}\n",
+             sizes[1], sizes[2]);
+    strided__context_scope scope = {NULL, false};
+    if (strided__context_enter("bench", cu, 0, &scope) != STRIDED_OK)
+        die("strided__context_enter");
+    CUmodule module;
+    CUfunction fns[3];
+    static const char *const names[] = {"floor_none", "floor_few", "floor_many"};
+    if (cu->cuModuleLoadData(&module, ptx) != CUDA_SUCCESS)
+        die("cuModuleLoadData (the floor rows' PTX)");
+    for (int k = 0; k < 3; k++)
+        if (cu->cuModuleGetFunction(&fns[k], module, names[k]) != CUDA_SUCCESS)
+            die("cuModuleGetFunction");
+    static strided_copy_args64_64 zeros; /* the parameter's bytes */
+    void *params[] = {&zeros};
+    strided_buffer *a = NULL, *b = NULL;
+    if (strided_buffer_alloc(dev, 4096, NULL, &a) != STRIDED_OK ||
+        strided_buffer_alloc(dev, 4096, NULL, &b) != STRIDED_OK)
+        die("strided_buffer_alloc");
+    for (int k = 0; k < 4; k++)
+        for (int s = 0; s < 2; s++) {
+            snprintf(id, sizeof id, "%s%s", ids[k], streams[s].suffix);
+            if (!wanted(id))
+                continue;
+            struct row *r = add_row(id, "", NULL);
+            if (k < 3)
+                snprintf(r->what, sizeof r->what, "cuLaunchKernel, empty, %zu B param, %s",
+                         sizes[k], streams[s].what);
+            else
+                snprintf(r->what, sizeof r->what, "cuMemcpyAsync 4 KiB, %s", streams[s].what);
+            struct floor_ctx f = {cu,
+                                  k < 3 ? fns[k] : NULL,
+                                  k == 0 ? NULL : params,
+                                  streams[s].stream,
+                                  (CUdeviceptr)(uintptr_t)strided_buffer_ptr(a),
+                                  (CUdeviceptr)(uintptr_t)strided_buffer_ptr(b)};
+            measure_pipelined(r, floor_loop, floor_finish, &f);
+            print_row(r);
+        }
+    strided_buffer_release(a);
+    strided_buffer_release(b);
+    (void)cu->cuModuleUnload(module);
+    strided__context_leave(cu, &scope);
+}
+
 static void device_rows(void)
 {
     static const struct {
@@ -571,8 +701,8 @@ static void device_rows(void)
                 print_row(r);
             }
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-            static const char *const modes[] = {"-pipe", "-pipe-cur", "-run", "-block"};
-            for (int m = 0; m < 4; m++) {
+            static const char *const modes[] = {"-pipe", "-pipe-pt", "-pipe-cur", "-run", "-block"};
+            for (int m = 0; m < 5; m++) {
                 char id[16];
                 snprintf(id, sizeof id, "%s%s", cases[k].id, modes[m]);
                 if (!wanted(id))
@@ -592,12 +722,14 @@ static void device_rows(void)
     if (strided__cuda("bench", &cu) != STRIDED_OK)
         die("strided__cuda");
     context_rows(cu);
+    floor_rows(cu, dev);
     bool first = true;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char id[16];
         bool any = false;
-        static const char *const suffixes[] = {"-first", "-pipe", "-pipe-cur", "-run", "-block"};
-        for (int m = 0; m < 5; m++) {
+        static const char *const suffixes[] = {"-first",    "-pipe", "-pipe-pt",
+                                               "-pipe-cur", "-run",  "-block"};
+        for (int m = 0; m < 6; m++) {
             snprintf(id, sizeof id, "%s%s", cases[k].id, suffixes[m]);
             any = any || wanted(id);
         }
@@ -651,10 +783,13 @@ static void device_rows(void)
         static const struct {
             const char *suffix, *what;
             bool pipelined, context_current, run_only;
-        } modes[] = {{"-pipe", "NONBLOCKING, pipelined", true, false, false},
-                     {"-pipe-cur", "same, its context current", true, true, false},
-                     {"-run", "device_run only, pipelined", true, false, true},
-                     {"-block", "BLOCKING each call", false, false, false}};
+            void *stream;
+        } modes[] = {
+            {"-pipe", "NONBLOCKING, pipelined", true, false, false, NULL},
+            {"-pipe-pt", "same, per-thread stream", true, false, false, CU_STREAM_PER_THREAD},
+            {"-pipe-cur", "same, its context current", true, true, false, NULL},
+            {"-run", "device_run only, pipelined", true, false, true, NULL},
+            {"-block", "BLOCKING each call", false, false, false, NULL}};
         for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
             snprintf(id, sizeof id, "%s%s", cases[k].id, modes[m].suffix);
             if (!wanted(id))
@@ -670,11 +805,13 @@ static void device_rows(void)
                 strided__context_enter("bench", cu, 0, &scope) != STRIDED_OK)
                 die("strided__context_enter");
             c.run_only = modes[m].run_only;
+            c.stream = modes[m].stream;
             if (modes[m].pipelined)
-                measure_pipelined(r, &c);
+                measure_pipelined(r, enqueue_copies, finish_copies, &c);
             else
                 measure_blocking(r, &c);
             c.run_only = false;
+            c.stream = NULL;
             if (modes[m].context_current)
                 strided__context_leave(cu, &scope);
             if (fake_driver) {
