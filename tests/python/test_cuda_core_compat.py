@@ -46,6 +46,11 @@ MemoryResource = api.MemoryResource
 
 needs_gpu = pytest.mark.skipif(cuda_device_count() == 0, reason="skipped: no CUDA device")
 
+if not STRIDED and cuda_device_count() > 0:
+    # As a cuda.core program starts: with device 0's context current on
+    # this thread (cuda.core's calls on host memory need one too).
+    cc.Device(0).set_current()
+
 
 def differs(reason):
     """Where strided does otherwise on purpose (docs/cuda-core.md)."""
