@@ -39,6 +39,11 @@
  *                         registers with __byte_perm, and the word tile in
  *                         shared memory is XOR swizzled (no bank conflicts,
  *                         no padding); edge tiles take the element path
+ *   narrow_S_F_D_iN       1- and 2-byte elements between records of F = 2,
+ *                         3 or 4 fields and F planes (D: planes from
+ *                         records, records from planes): each thread moves
+ *                         4 / S records as F words in and F out, regrouped
+ *                         in registers; no shared memory
  *
  * Every kernel is a grid-stride loop, so any grid size is correct; the host
  * sizes grids by the device's multiprocessor count. Nothing is read or
@@ -521,6 +526,85 @@ template <class T, class Args> __device__ __forceinline__ void transpose_thin(co
     }
 }
 
+/* Narrow transposes of 1- and 2-byte elements, between interleaved
+ * records of F fields (F = 2, 3 or 4: AoS, NHWC pixels) and F planes (SoA,
+ * NCHW): each thread moves E = 4 / sizeof(T) consecutive records whole, as
+ * F aligned 32-bit words read and F written, rearranged in registers, so
+ * that every load and store of a warp is a run of consecutive words. n_b is
+ * the long axis (records), n_a = F the short one; the host proved the
+ * packed side's records dense (stride F, fields at stride 1), the plane
+ * side's long axis contiguous, and every word aligned. TO_PLANES: the
+ * source is the interleaved side. A row's last group, short of E records,
+ * moves element by element. count groups: group t is (t % tiles_b, batch
+ * t / tiles_b). */
+template <class T, int F, bool TO_PLANES, class Args>
+__device__ __forceinline__ void transpose_narrow(const Args &a)
+{
+    typedef typename traits<Args>::index I;
+    typedef typename traits<Args>::offset S;
+    constexpr int E = 4 / (int)sizeof(T);
+    constexpr int BITS = 8 * (int)sizeof(T);
+    constexpr uint32_t MASK = sizeof(T) == 1 ? 0xFFu : 0xFFFFu;
+    const T *src0 = reinterpret_cast<const T *>(a.src);
+    T *dst0 = reinterpret_cast<T *>(a.dst);
+
+    for (I t = (I)blockIdx.x * THREADS + threadIdx.x; t < a.count; t += (I)gridDim.x * THREADS) {
+        const I batch = quotient(a.tiles_b, t);
+        const I i0 = (t - batch * (I)a.tiles_b.d) * E;
+        S dofs, sofs;
+        unravel(a, batch, dofs, sofs);
+        const T *src = src0 + sofs;
+        T *dst = dst0 + dofs;
+        if (i0 + E > a.n_b) {
+            for (I i = i0; i < a.n_b; i++)
+#pragma unroll
+                for (int f = 0; f < F; f++)
+                    dst[(S)f * a.dst_a + (S)i * a.dst_b] = src[(S)f * a.src_a + (S)i * a.src_b];
+            continue;
+        }
+        uint32_t in[F], out[F];
+        if (TO_PLANES) {
+            /* E records of F fields: F consecutive words. Unit k of them is
+             * field k % F of record k / F. */
+            const uint32_t *p = reinterpret_cast<const uint32_t *>(src + (S)i0 * a.src_b);
+#pragma unroll
+            for (int w = 0; w < F; w++)
+                in[w] = __ldg(p + w);
+#pragma unroll
+            for (int f = 0; f < F; f++) {
+                out[f] = 0;
+#pragma unroll
+                for (int e = 0; e < E; e++) {
+                    const int k = e * F + f;
+                    out[f] |= ((in[k / E] >> (BITS * (k % E))) & MASK) << (BITS * e);
+                }
+            }
+#pragma unroll
+            for (int f = 0; f < F; f++)
+                *reinterpret_cast<uint32_t *>(dst + (S)f * a.dst_a + (S)i0) = out[f];
+        } else {
+            /* One word of E records from each of the F planes; packed
+             * unit k is field k % F of record k / F. */
+#pragma unroll
+            for (int f = 0; f < F; f++)
+                in[f] = __ldg(reinterpret_cast<const uint32_t *>(src + (S)f * a.src_a + (S)i0));
+#pragma unroll
+            for (int w = 0; w < F; w++) {
+                out[w] = 0;
+#pragma unroll
+                for (int j = 0; j < E; j++) {
+                    const int k = w * E + j;
+                    out[w] |= ((in[k % F] >> (BITS * (k / F))) & MASK) << (BITS * j);
+                }
+            }
+            uint32_t *p = reinterpret_cast<uint32_t *>(dst + (S)i0 * a.dst_b);
+#pragma unroll
+            for (int w = 0; w < F; w++)
+                p[w] = out[w];
+        }
+    }
+}
+
 } // namespace
 
 #define KERNEL(name, Args) \
@@ -579,6 +663,19 @@ template <class T, class Args> __device__ __forceinline__ void transpose_thin(co
         transpose_thin<unit_of<s>::type>(a);                 \
     }
 
+#define NARROW(s, f, dir, to_planes)                              \
+    KERNEL(narrow_##s##_##f##_##dir##_i32, strided_copy_args32_8) \
+    {                                                             \
+        transpose_narrow<unit_of<s>::type, f, to_planes>(a);      \
+    }                                                             \
+    KERNEL(narrow_##s##_##f##_##dir##_i64, strided_copy_args64_8) \
+    {                                                             \
+        transpose_narrow<unit_of<s>::type, f, to_planes>(a);      \
+    }
+/* narrow_S_F_planes and narrow_S_F_records for F = 2, 3, 4. */
+#define NARROW_BOTH(s, f) NARROW(s, f, planes, true) NARROW(s, f, records, false)
+#define NARROWS(s) NARROW_BOTH(s, 2) NARROW_BOTH(s, 3) NARROW_BOTH(s, 4)
+
 #define FOR_UNITS(M) M(1) M(2) M(4) M(8) M(16)
 
 /* gather_W_<index>_<axes> for every unit and argument struct. */
@@ -602,3 +699,5 @@ FOR_UNITS(TRANSPOSES)
 FOR_UNITS(TRANSPOSE_THIN)
 TRANSPOSE(1, true, transpose_1p)
 TRANSPOSE(2, true, transpose_2p)
+NARROWS(1)
+NARROWS(2)

@@ -24,7 +24,10 @@
  *   TRANSPOSE   transpose_S (shared-memory tiles), transpose_Sp for 1- and
  *               2-byte elements whose words are aligned (packed words);
  *               transpose_thin_S where a or b is at most STRIDED_COPY_THIN
- *               long (rectangular tiles spanning the short axis).
+ *               long (rectangular tiles spanning the short axis);
+ *               narrow_S_F_* for 1- and 2-byte elements between dense
+ *               records of F = 2, 3 or 4 fields and F planes, where every
+ *               word is aligned (records regrouped in registers).
  *   BROADCAST   broadcast_Sx16 (16-byte words of copies) where the runs are
  *               aligned, else broadcast_S; short runs go to gather_S.
  *   GATHER      gather_U: one unit per thread and step, unravelled with
@@ -104,7 +107,9 @@ enum {
     K_TRANSPOSE = K_GATHER + 20,               /* + 2 unit + wide */
     K_TRANSPOSE_PACKED = K_TRANSPOSE + 10,     /* + 2 unit (1, 2 bytes) + wide */
     K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4, /* + 2 unit + wide */
-    K_COUNT = K_TRANSPOSE_THIN + 10,
+    K_NARROW = K_TRANSPOSE_THIN +
+               10, /* + 12 unit (1, 2 bytes) + 4 (fields - 2) + 2 records + wide */
+    K_COUNT = K_NARROW + 24,
     K_MEMCPY = -1 /* not a kernel: cuMemcpyAsync */
 };
 
@@ -115,6 +120,12 @@ enum {
     "strided_copy_gather_" w "_i32_d8", "strided_copy_gather_" w "_i32_d64", \
         "strided_copy_gather_" w "_i64_d8", "strided_copy_gather_" w "_i64_d64"
 #define WIDTHS(name) name "_i32", name "_i64"
+#define NARROWS(s)                                                                               \
+    WIDTHS("strided_copy_narrow_" s "_2_planes"), WIDTHS("strided_copy_narrow_" s "_2_records"), \
+        WIDTHS("strided_copy_narrow_" s "_3_planes"),                                            \
+        WIDTHS("strided_copy_narrow_" s "_3_records"),                                           \
+        WIDTHS("strided_copy_narrow_" s "_4_planes"),                                            \
+        WIDTHS("strided_copy_narrow_" s "_4_records")
 
 /* The names copy/kernels.cu gives its kernels. */
 static const char *const kernel_names[] = {
@@ -142,12 +153,15 @@ static const char *const kernel_names[] = {
     WIDTHS("strided_copy_transpose_thin_4"),
     WIDTHS("strided_copy_transpose_thin_8"),
     WIDTHS("strided_copy_transpose_thin_16"),
+    NARROWS("1"),
+    NARROWS("2"),
 };
 _Static_assert(sizeof kernel_names / sizeof kernel_names[0] == K_COUNT, "one name per kernel");
 
 #undef UNITS
 #undef GATHER_VARIANTS
 #undef WIDTHS
+#undef NARROWS
 
 /* The argument struct a kernel takes. */
 typedef enum args_kind { ARGS_SPAN, ARGS32_8, ARGS32_64, ARGS64_8, ARGS64_64 } args_kind;
@@ -405,6 +419,66 @@ static strided_status broadcast(axis *ax, int n, int64_t itemsize, uint64_t dst,
                       l);
 }
 
+/* The two axes a launch of tiles or records walks, and how many tiles (or
+ * groups) each is cut into. */
+static void set_pair(launch *l, axis a, axis b, int64_t tiles_a, int64_t tiles_b)
+{
+    l->n_a = a.n;
+    l->n_b = b.n;
+    l->dst_a = a.d;
+    l->dst_b = b.d;
+    l->src_a = a.s;
+    l->src_b = b.s;
+    l->tiles_a = tiles_a;
+    l->tiles_b = tiles_b;
+}
+
+/* Records of F = 2, 3 or 4 fields of 1 or 2 bytes to F planes or back
+ * (interleaved pixels to channel planes): short is the axis of extent F,
+ * long the other, batch the rest. The interleaved side holds dense records
+ * (fields at stride 1, records at stride F), the plane side's long axis is
+ * contiguous, and every 32-bit word either side touches is aligned:
+ * addresses, plane strides and batch strides. Then each thread moves 4 /
+ * itemsize records as words (narrow_S_F_*) and *done is set. */
+static strided_status narrow(axis shortx, axis longx, const axis *batch, int nbatch,
+                             int64_t itemsize, uint64_t dst, uint64_t src, launch *l, bool *done)
+{
+    const int64_t f = shortx.n, per_word = 4 / itemsize;
+    *done = false;
+    if ((itemsize != 1 && itemsize != 2) || f < 2 || f > 4 || nbatch > STRIDED_COPY_FEW_DIMS ||
+        dst % 4 != 0 || src % 4 != 0)
+        return STRIDED_OK;
+    /* to_planes: the source is interleaved. */
+    const bool to_planes = shortx.s == 1 && longx.s == f && longx.d == 1 &&
+                           shortx.d % per_word == 0;
+    const bool to_records = shortx.d == 1 && longx.d == f && longx.s == 1 &&
+                            shortx.s % per_word == 0;
+    if (!to_planes && !to_records)
+        return STRIDED_OK;
+    for (int i = 0; i < nbatch; i++)
+        if (batch[i].d % per_word != 0 || batch[i].s % per_word != 0)
+            return STRIDED_OK;
+    int64_t groups = ceil_div(longx.n, per_word), count, dst_reach, src_reach, unused1, unused2,
+            rows;
+    axis all[STRIDED_COPY_FEW_DIMS + 2] = {shortx, longx};
+    memcpy(all + 2, batch, (size_t)nbatch * sizeof *batch);
+    if (!measure(all, nbatch + 2, &unused1, &dst_reach, &src_reach) ||
+        !measure(batch, nbatch, &rows, &unused1, &unused2) ||
+        strided__mul_overflow(rows, groups, &count))
+        return too_large();
+    const bool wide = !fits32(count, dst_reach, src_reach);
+    l->kernel = K_NARROW + 12 * (int)log2_of(itemsize) + 4 * (int)(f - 2) + 2 * !to_planes + wide;
+    l->kind = wide ? ARGS64_8 : ARGS32_8;
+    l->tiles = false;
+    l->count = count;
+    set_pair(l, shortx, longx, 1, groups);
+    l->work = count;
+    l->per_block = STRIDED_COPY_THREADS;
+    set_axes(l, batch, nbatch);
+    *done = true;
+    return STRIDED_OK;
+}
+
 /* Tiles over axis a (ax[ia], along which the source is contiguous) and
  * b (ax[0]), batched over the others. Assumes: 1 <= ia < n. */
 static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint64_t dst,
@@ -430,6 +504,14 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
     for (int i = 1; i < n; i++)
         if (i != ia)
             batch[nbatch++] = ax[i];
+    if (thin) {
+        bool done = false;
+        strided_status status = a.n <= STRIDED_COPY_THIN
+                                    ? narrow(a, b, batch, nbatch, itemsize, dst, src, l, &done)
+                                    : narrow(b, a, batch, nbatch, itemsize, dst, src, l, &done);
+        if (status != STRIDED_OK || done)
+            return status;
+    }
     /* Packed words: 4 / itemsize elements per aligned 32-bit word on both
      * sides, everywhere in the tile. */
     bool packed = !thin && itemsize < 4 && a.s == 1 && b.d == 1 && dst % 4 == 0 && src % 4 == 0;
@@ -458,14 +540,7 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
     l->kind = wide ? ARGS64_64 : ARGS32_64;
     l->tiles = true;
     l->count = tiles;
-    l->n_a = a.n;
-    l->n_b = b.n;
-    l->dst_a = a.d;
-    l->dst_b = b.d;
-    l->src_a = a.s;
-    l->src_b = b.s;
-    l->tiles_a = tiles_a;
-    l->tiles_b = tiles_b;
+    set_pair(l, a, b, tiles_a, tiles_b);
     l->work = tiles;
     l->per_block = 1;
     set_axes(l, batch, nbatch);

@@ -369,6 +369,34 @@ static void test_transposes(void **state)
     assert_kernel(thin, DST, SRC, "strided_copy_transpose_thin_4_i32", 75, TILE);
     strided_copy_plan thin_b = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1), (1, 100000), 0);
     assert_kernel(thin_b, DST, SRC, "strided_copy_transpose_thin_4_i32", 75, TILE);
+    /* 1- and 2-byte records of 2 to 4 fields to planes and back, every
+     * word aligned: 4 / itemsize records per thread (100000 / 4 = 25000
+     * groups of 256 threads' blocks: 98). */
+    strided_copy_plan rgb = PLAN(STRIDED_COPY_TRANSPOSE, 1, (3, 100000), (100000, 1), (1, 3), 0);
+    assert_kernel(rgb, DST, SRC, "strided_copy_narrow_1_3_planes_i32", 98, ROW);
+    strided_copy_plan rgba = PLAN(STRIDED_COPY_TRANSPOSE, 1, (100000, 4), (4, 1), (1, 100000), 0);
+    assert_kernel(rgba, DST, SRC, "strided_copy_narrow_1_4_records_i32", 98, ROW);
+    strided_copy_plan pairs = PLAN(STRIDED_COPY_TRANSPOSE, 2, (2, 100000), (100000, 1), (1, 2), 0);
+    assert_kernel(pairs, DST, SRC, "strided_copy_narrow_2_2_planes_i32", 196, ROW);
+    /* Batched, a short last group in each row: 2 x 251 groups. */
+    strided_copy_plan images = PLAN(STRIDED_COPY_TRANSPOSE, 1, (2, 3, 1001), (3012, 1004, 1),
+                                    (3012, 1, 3), 1);
+    assert_kernel(images, DST, SRC, "strided_copy_narrow_1_3_planes_i32", 2, ROW);
+    /* Planes beyond int32 bytes: 64-bit indices. */
+    strided_copy_plan far_planes = PLAN(STRIDED_COPY_TRANSPOSE, 1, (3, 100000),
+                                        ((int64_t)1 << 31, 1), (1, 3), 0);
+    assert_kernel(far_planes, DST, SRC, "strided_copy_narrow_1_3_planes_i64", 98, ROW);
+    /* Words that would not be aligned, records that are not dense: thin
+     * tiles (3 x 5440 bytes: 19 of them). */
+    assert_kernel(rgb, DST + 1, SRC, "strided_copy_transpose_thin_1_i32", 19, TILE);
+    assert_kernel(rgb, DST, SRC + 2, "strided_copy_transpose_thin_1_i32", 19, TILE);
+    strided_copy_plan ragged = PLAN(STRIDED_COPY_TRANSPOSE, 1, (3, 100000), (100001, 1), (1, 3), 0);
+    assert_kernel(ragged, DST, SRC, "strided_copy_transpose_thin_1_i32", 19, TILE);
+    strided_copy_plan rgbx = PLAN(STRIDED_COPY_TRANSPOSE, 1, (3, 100000), (100000, 1), (1, 4), 0);
+    assert_kernel(rgbx, DST, SRC, "strided_copy_transpose_thin_1_i32", 19, TILE);
+    /* Five fields are not narrow. */
+    strided_copy_plan five = PLAN(STRIDED_COPY_TRANSPOSE, 1, (5, 100000), (100000, 1), (1, 5), 0);
+    assert_kernel(five, DST, SRC, "strided_copy_transpose_thin_1_i32", 31, TILE);
     /* Both short (tiles less than 1/16 full): gathered. */
     strided_copy_plan small = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100), (100, 1), (1, 3), 0);
     assert_kernel(small, DST, SRC, "strided_copy_gather_4_i32_d8", 1, ROW);

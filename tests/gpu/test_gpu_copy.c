@@ -357,6 +357,30 @@ static void test_tiles(void **state)
             check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1), (1, r + 1), 0), 0, 0, NULL);
         }
     }
+    /* Records of 2, 3 and 4 fields to planes and back (the narrow kernels
+     * for 1- and 2-byte elements, every word aligned): whole groups of
+     * records and a short last one, planes padded to whole words, batched;
+     * and shifted by one element, which no longer aligns (thin tiles). */
+    for (size_t i = 0; i < NITEMSIZES; i++) {
+        int s = itemsizes[i];
+        for (int64_t f = 2; f <= 4; f++) {
+            for (int64_t n = 1001; n <= 4096; n += 3095) {
+                const int64_t pitch = (n + 3) / 4 * 4;
+                check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (f, n), (pitch, 1), (1, f), 0), 0, 0,
+                           NULL);
+                check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (n, f), (f, 1), (1, pitch), 0), 0, 0,
+                           NULL);
+                check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (3, f, n), (f * pitch, pitch, 1),
+                                (-f * pitch, 1, f), 1),
+                           0, 0, NULL);
+                check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (3, n, f), (f * pitch, f, 1),
+                                (f * pitch, 1, pitch), 1),
+                           0, 0, NULL);
+                check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (f, n), (pitch, 1), (1, f), 0), s, 0,
+                           NULL);
+            }
+        }
+    }
 }
 
 static void test_broadcasts(void **state)
