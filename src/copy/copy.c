@@ -120,6 +120,12 @@ strided_status strided_copy_host(void *dst, const strided_layout *dst_layout, co
     return copy_host_planned(&plan, dst, dst_layout, src, src_layout, nthreads, NULL, NULL);
 }
 
+/* What a copy that waits for its stream is told when the stream captures
+ * a graph. */
+#define WAIT_HINT                                                                              \
+    "pass a non-blocking copy (STRIDED_COPY_NONBLOCKING; blocking=False in Python) of device " \
+    "or pinned memory, and wait for the graph's stream after launching it"
+
 /* Wait on the host for the work queued on stream, in device's context. */
 static strided_status wait_stream(const char *op, const strided__driver *cu, void *stream,
                                   int device)
@@ -187,7 +193,10 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
         const strided__driver *cu = no_stream ? NULL : strided__cuda_quiet();
         if (cu != NULL) {
             int device = di.device_id >= 0 ? di.device_id : si.device_id >= 0 ? si.device_id : 0;
-            status = wait_stream(op, cu, stream, device);
+            status = strided__refuse_in_capture(op, cu, stream, device,
+                                                "a copy between host-accessible memory", WAIT_HINT);
+            if (status == STRIDED_OK)
+                status = wait_stream(op, cu, stream, device);
             if (status != STRIDED_OK)
                 return status;
         }
@@ -222,6 +231,9 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
                              blocking,
                              temporaries ? temporaries->host : NULL,
                              temporaries ? temporaries->device : NULL};
+    if (blocking && (status = strided__refuse_in_capture(op, cu, stream, device, "a blocking copy",
+                                                         WAIT_HINT)) != STRIDED_OK)
+        return status;
     status = dst_host || src_host ? strided__copy_transfer(&job)
                                   : strided__copy_between_devices(&job);
     if (status == STRIDED_OK && blocking)

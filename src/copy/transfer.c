@@ -74,6 +74,15 @@
 
 static _Thread_local const char *last_path = "";
 
+/* Paths with host work (staging of pageable memory, gathers and scatters
+ * on the host) are refused while the stream captures a graph: the host
+ * would do its part now, not when the graph runs. */
+#define STAGED_WHAT \
+    "a copy through host staging (pageable memory, or a gather or scatter on the host)"
+#define STAGED_HINT                                                                           \
+    "use pinned memory and a layout whose host side crosses in one piece (dense, or rows of " \
+    "a 2-D copy), or copy outside the capture"
+
 const char *strided__copy_transfer_path(void)
 {
     return last_path;
@@ -267,7 +276,10 @@ static strided_status pack_to_device(transfer *t)
     strided__copy_temp temp = {0, 0, NULL, NULL};
     strided__copy_packing q;
     last_path = "pack";
-    strided_status status = STRIDED_OK;
+    strided_status status = strided__refuse_in_capture(OP, t->cu, t->job->stream, t->job->device,
+                                                       STAGED_WHAT, STAGED_HINT);
+    if (status != STRIDED_OK)
+        return status;
     if (!direct) {
         /* The host gathers the source's distinct elements packed in the
          * plan's order (q's temporary); q.unpack spreads them on the device. */
@@ -334,7 +346,10 @@ static strided_status pack_to_host(transfer *t)
     strided__copy_temp temp = {0, 0, NULL, NULL};
     strided_copy_plan q;
     last_path = "pack";
-    strided_status status = STRIDED_OK;
+    strided_status status = strided__refuse_in_capture(OP, t->cu, t->job->stream, t->job->device,
+                                                       STAGED_WHAT, STAGED_HINT);
+    if (status != STRIDED_OK)
+        return status;
     if (!packed) {
         status = plan_between(p, NULL, p->src_strides, &q);
         if (status == STRIDED_OK)
@@ -417,6 +432,9 @@ strided_status strided__copy_transfer(const strided__copy_job *job)
     strided__context_scope scope;
     if (status != STRIDED_OK)
         return status;
+    if (status == STRIDED_OK && !t.pinned)
+        status = strided__refuse_in_capture(OP, t.cu, job->stream, job->device, STAGED_WHAT,
+                                            STAGED_HINT);
     if (status == STRIDED_OK)
         status = strided__context_enter(OP, t.cu, job->device, &scope);
     if (status != STRIDED_OK)

@@ -464,3 +464,22 @@ void strided__context_leave(const strided__driver *cu, strided__context_scope *s
         (void)cu->cuCtxSetCurrent(scope->previous);
     scope->switched = false;
 }
+
+strided_status strided__refuse_in_capture(const char *op, const strided__driver *cu, void *stream,
+                                          int device, const char *what, const char *hint)
+{
+    strided__context_scope scope;
+    strided_status status = strided__context_enter(op, cu, device, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    status = STRIDED_CUDA_CHECK(op, cu->cuStreamIsCapturing((CUstream)stream, &capture));
+    strided__context_leave(cu, &scope);
+    if (status == STRIDED_OK && capture != CU_STREAM_CAPTURE_STATUS_NONE)
+        status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                               "%s cannot be captured into a CUDA graph: the stream is "
+                               "capturing, and the work would run on the host now instead of "
+                               "when the graph is launched; %s",
+                               what, hint);
+    return status;
+}

@@ -134,4 +134,14 @@ strided_status strided__context_enter(const char *op, const strided__driver *cu,
                                       strided__context_scope *scope);
 void strided__context_leave(const strided__driver *cu, strided__context_scope *scope);
 
+/* Refuse, with STRIDED_ERR_INVALID_ARGUMENT, work that a CUDA graph cannot
+ * hold when stream is capturing one (or its capture was invalidated), asked
+ * in device's primary context: what runs on the host now (host copies,
+ * waits for the stream, staging) would not run again when the graph is
+ * launched, and a wait for a capturing stream ends the capture. what names
+ * the work ("a blocking copy") and hint how to do without it. A stream
+ * that is not capturing costs one cuStreamIsCapturing. */
+strided_status strided__refuse_in_capture(const char *op, const strided__driver *cu, void *stream,
+                                          int device, const char *what, const char *hint);
+
 #endif

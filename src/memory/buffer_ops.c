@@ -40,12 +40,15 @@ strided_status strided__enter_device(const char *op, int device, const strided__
 static strided_status wait_before_host_work(const char *op, void *stream, int device,
                                             unsigned flags)
 {
-    if ((flags & STRIDED_BUFFER_NO_STREAM) || strided__cuda_quiet() == NULL)
+    const strided__driver *cu = strided__cuda_quiet();
+    if ((flags & STRIDED_BUFFER_NO_STREAM) || cu == NULL)
         return STRIDED_OK;
-    const strided__driver *cu;
+    strided_status status = strided__refuse_in_capture(op, cu, stream, device,
+                                                       "work on host-only memory",
+                                                       "do it outside the capture");
     strided__context_scope scope;
-    strided_status status = strided__enter_device(op, device, &cu, &scope);
-    if (status == STRIDED_OK) {
+    if (status == STRIDED_OK &&
+        (status = strided__context_enter(op, cu, device, &scope)) == STRIDED_OK) {
         status = STRIDED_CUDA_CHECK(op, cu->cuStreamSynchronize((CUstream)stream));
         strided__context_leave(cu, &scope);
     }

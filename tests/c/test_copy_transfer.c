@@ -1100,6 +1100,137 @@ static strided_status run_failure_case(const failure_case *c, side *h, side *d)
                         : copy(h, d, STRIDED_COPY_DEFAULT, NULL);
 }
 
+/* While the stream captures a CUDA graph, a copy takes only paths a graph
+ * holds (no host work, no wait for the stream) and refuses the others
+ * before doing anything: nothing queued, nothing allocated, nothing
+ * waited for, the destination as it was. */
+#define CAPTURE_REFUSED(what)                                                            \
+    what " cannot be captured into a CUDA graph: the stream is capturing, and the work " \
+         "would run on the host now instead of when the graph is launched; "
+#define WAIT_HINT                                                                              \
+    "pass a non-blocking copy (STRIDED_COPY_NONBLOCKING; blocking=False in Python) of device " \
+    "or pinned memory, and wait for the graph's stream after launching it"
+#define STAGED_HINT                                                                           \
+    "use pinned memory and a layout whose host side crosses in one piece (dense, or rows of " \
+    "a 2-D copy), or copy outside the capture"
+
+/* The copy refused with text, having done nothing: d unchanged, no driver
+ * call that queues, allocates or waits. */
+#define assert_refused_in_capture(d, s, flags, text) \
+    check_refused_in_capture_(&(d), &(s), (flags), (text), __FILE__, __LINE__)
+
+static void check_refused_in_capture_(side *d, side *s, unsigned flags, const char *text,
+                                      const char *file, int line)
+{
+    static const char *const none[] = {
+        "cuMemcpyAsync",           "cuMemcpy2DAsync",     "cuLaunchKernel",    "cuMemHostAlloc",
+        "cuMemAllocFromPoolAsync", "cuStreamSynchronize", "cuEventSynchronize"};
+    enum { NONE = sizeof none / sizeof none[0] };
+    long before_calls[NONE];
+    for (size_t i = 0; i < NONE; i++)
+        before_calls[i] = (long)calls(none[i]);
+    unsigned char *before = malloc(d->bytes);
+    assert_non_null(before);
+    memcpy(before, d->base, d->bytes);
+    strided_status status = copy(d, s, flags, NULL);
+    if (status != STRIDED_ERR_INVALID_ARGUMENT || strcmp(strided_last_error_reason(), text) != 0)
+        fail_at(file, line, "status %d, reason \"%s\"\nexpected \"%s\"\n", (int)status,
+                strided_last_error_reason(), text);
+    check_bytes_(d->base, before, d->bytes, file, line);
+    free(before);
+    for (size_t i = 0; i < NONE; i++)
+        if ((long)calls(none[i]) != before_calls[i])
+            fail_at(file, line, "%s was called by the refused copy\n", none[i]);
+    if (fake.current_context() != NULL)
+        fail_at(file, line, "a context was left current\n");
+}
+
+/* fresh(), with STREAM capturing (a reset forgets it). */
+static void fresh_capturing(void)
+{
+    fresh(SMALL_CHUNK);
+    fake.set_capturing(STREAM, 1);
+}
+
+static void test_graph_capture_takes_only_what_a_graph_holds(void **state)
+{
+    (void)state;
+    for (int dir = 0; dir < 2; dir++) {
+        fresh_capturing();
+        side pinned = SIDE(PINNED, 4, (37, 51), (51, 1));
+        side pageable = SIDE(PAGEABLE, 4, (37, 51), (51, 1));
+        side dev = SIDE(DEVICE, 4, (37, 51), (51, 1));
+        side *dst = dir == 0 ? &dev : &pinned, *src = dir == 0 ? &pinned : &dev;
+        fill(src, 40);
+        /* A blocking copy would wait for the capturing stream. */
+        assert_refused_in_capture(*dst, *src, STRIDED_COPY_DEFAULT,
+                                  CAPTURE_REFUSED("a blocking copy") WAIT_HINT);
+        assert_refused_in_capture(*dst, *src, STRIDED_COPY_BLOCKING,
+                                  CAPTURE_REFUSED("a blocking copy") WAIT_HINT);
+        /* Pageable memory goes through staging, worked on the host. */
+        side *pdst = dir == 0 ? &dev : &pageable, *psrc = dir == 0 ? &pageable : &dev;
+        fill(psrc, 41);
+        assert_refused_in_capture(*pdst, *psrc, STRIDED_COPY_NONBLOCKING,
+                                  CAPTURE_REFUSED("a copy through host staging (pageable memory, "
+                                                  "or a gather or scatter on the host)")
+                                      STAGED_HINT);
+        /* Pinned memory in one piece is one DMA, which a graph holds. */
+        fill(src, 42);
+        assert_ok(copy(dst, src, STRIDED_COPY_NONBLOCKING, NULL));
+        assert_path("dma");
+        assert_copied(*dst, *src);
+        assert_int_equal(calls("cuStreamSynchronize"), 0);
+        side_free(&pinned);
+        side_free(&pageable);
+        side_free(&dev);
+        /* Pinned rows too short for a 2-D copy are gathered on the host. */
+        fresh_capturing();
+        side h = SIDE(PINNED, 4, (9, 100), (3100, 1));
+        side d = SIDE(DEVICE, 4, (9, 100), (100, 1));
+        dst = dir == 0 ? &d : &h;
+        src = dir == 0 ? &h : &d;
+        fill(src, 43);
+        assert_refused_in_capture(*dst, *src, STRIDED_COPY_NONBLOCKING,
+                                  CAPTURE_REFUSED("a copy through host staging (pageable memory, "
+                                                  "or a gather or scatter on the host)")
+                                      STAGED_HINT);
+        side_free(&h);
+        side_free(&d);
+        /* Between host memory: done on the host, now. */
+        fresh_capturing();
+        side a = SIDE(PAGEABLE, 4, (37, 51), (51, 1));
+        side b = SIDE(PINNED, 4, (37, 51), (1, 37));
+        fill(&b, 44);
+        assert_refused_in_capture(a, b, STRIDED_COPY_NONBLOCKING,
+                                  CAPTURE_REFUSED("a copy between host-accessible memory")
+                                      WAIT_HINT);
+        side_free(&a);
+        side_free(&b);
+#if defined(STRIDED_HAVE_KERNELS)
+        /* Device to device, and a transposed pinned source crossing as its
+         * footprint: kernels, DMA and stream-ordered temporaries, all of
+         * which a graph holds. */
+        fresh_capturing();
+        side t = SIDE(PINNED, 4, (40, 60), (1, 40));
+        side c = SIDE(DEVICE, 4, (40, 60), (60, 1));
+        side e = SIDE(DEVICE, 4, (40, 60), (1, 40));
+        fill(&t, 45);
+        assert_ok(copy(&c, &t, STRIDED_COPY_NONBLOCKING, NULL));
+        assert_path("footprint");
+        assert_ok(copy(&c, &e, STRIDED_COPY_NONBLOCKING, NULL));
+        assert_ok(copy(&c, &e, STRIDED_COPY_DEFAULT, NULL));
+        assert_int_equal(calls("cuStreamSynchronize"), 0);
+        assert_refused_in_capture(c, e, STRIDED_COPY_BLOCKING,
+                                  CAPTURE_REFUSED("a blocking copy") WAIT_HINT);
+        side_free(&t);
+        side_free(&c);
+        side_free(&e);
+#endif
+        fake.set_capturing(STREAM, 0);
+        assert_nothing_left();
+    }
+}
+
 static void test_every_driver_failure_is_reported_and_cleaned_up(void **state)
 {
     (void)state;
@@ -1224,6 +1355,7 @@ int main(void)
 #else
         cmocka_unit_test(test_without_kernels_device_steps_fail_cleanly),
 #endif
+        cmocka_unit_test(test_graph_capture_takes_only_what_a_graph_holds),
         cmocka_unit_test(test_every_driver_failure_is_reported_and_cleaned_up),
         cmocka_unit_test(test_failing_resources_are_reported),
     };
