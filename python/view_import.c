@@ -716,7 +716,7 @@ done:
  * The import is the array interface's, with the same rules. Sets *result
  * (NULL with an exception) and returns 1, or returns 0 when the array must
  * go by its dict (a format with no plain type, more axes than strided
- * takes, or an export NumPy refuses). */
+ * takes, an axis of extent 0 or 1, or an export NumPy refuses). */
 static int array_interface_by_buffer(PyObject *obj, PyObject **result)
 {
     Py_buffer b;
@@ -727,8 +727,15 @@ static int array_interface_by_buffer(PyObject *obj, PyObject **result)
     interface_read r;
     r.desc = (strided_interface_desc){0};
     char typestr[8];
-    if (b.ndim > STRIDED_MAX_NDIM ||
-        strided_typestr_from_format(b.format, b.itemsize, typestr, sizeof typestr) == 0) {
+    bool exact = b.ndim <= STRIDED_MAX_NDIM &&
+                 strided_typestr_from_format(b.format, b.itemsize, typestr, sizeof typestr) != 0;
+    /* NumPy exports a contiguous array with the canonical strides of a
+     * dense one, also along axes of extent 0 or 1, whose own strides may
+     * be anything (a slice leaves them as they were); its dict gives the
+     * array's own. Such arrays go by the dict. */
+    for (int k = 0; exact && k < b.ndim; k++)
+        exact = b.shape[k] > 1;
+    if (!exact) {
         PyBuffer_Release(&b);
         return 0;
     }

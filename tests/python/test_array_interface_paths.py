@@ -70,6 +70,23 @@ def test_plain_types_give_the_same_view_both_ways(a):
     assert fast == slow
 
 
+@pytest.mark.parametrize("make", [
+    lambda: np.zeros((2, 2, 2), "?")[::2].T,  # F-contiguous; the extent-1 axis strided 8
+    lambda: np.zeros((4, 3), "f4")[::4],  # C-contiguous; the extent-1 axis strided 2 rows
+    lambda: np.zeros((3, 4), "i2")[:, 4:],  # empty
+], ids=["F, extent 1", "C, extent 1", "empty"])
+def test_axes_of_extent_0_or_1_keep_the_arrays_own_strides(make):
+    """NumPy's buffer export gives a contiguous array the strides of a
+    dense one along axes of extent 0 or 1 too; the view has the array's
+    own, as its dict gives them."""
+    a = make()
+    fast, slow = both_ways(a)
+    assert fast == slow
+    v = StridedMemoryView.from_array_interface(a)
+    if a.size:
+        assert v.strides in (None, tuple(s // a.itemsize for s in a.strides))
+
+
 @settings(max_examples=150, deadline=None)
 @given(arrays(OTHER))
 def test_other_types_answer_as_the_dict_does(a):
