@@ -11,7 +11,7 @@
  * None or a dict in their place), read their fields and hand them to the
  * C create functions, which hold the rules; they also have close(),
  * is_closed, the pool's handle and attributes (_MemPoolAttributes) and
- * cuda.core's IPC properties (no pool here is IPC-enabled).
+ * cuda.core's IPC properties (is_ipc_enabled, is_mapped, uuid).
  *
  * Any other object with that interface, passed as mr= to Buffer.from_handle,
  * is wrapped in a libstrided resource (strided_py_resource_of) whose
@@ -609,6 +609,53 @@ static PyObject *get_handle(ResourceObject *self, void *closure)
 {
     (void)closure;
     return PyLong_FromVoidPtr(strided_memory_resource_pool(self->res).handle);
+}
+
+static PyObject *get_is_ipc_enabled(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(strided_memory_resource_is_ipc_enabled(self->res));
+}
+
+static PyObject *get_is_mapped(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(strided_memory_resource_is_mapped(self->res));
+}
+
+/* uuid.UUID(bytes=<the pool's identity>), or None. */
+static PyObject *get_uuid(ResourceObject *self, void *closure)
+{
+    unsigned char id[STRIDED_IPC_POOL_ID_SIZE];
+    (void)closure;
+    if (!strided_memory_resource_pool_id(self->res, id))
+        Py_RETURN_NONE;
+    PyObject *module = PyImport_ImportModule("uuid");
+    if (module == NULL)
+        return NULL;
+    PyObject *cls = PyObject_GetAttrString(module, "UUID");
+    Py_DECREF(module);
+    if (cls == NULL)
+        return NULL;
+    PyObject *args = PyTuple_New(0);
+    PyObject *kwargs = Py_BuildValue("{s:y#}", "bytes", (const char *)id, (Py_ssize_t)sizeof id);
+    PyObject *uuid = args != NULL && kwargs != NULL ? PyObject_Call(cls, args, kwargs) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    Py_DECREF(cls);
+    return uuid;
+}
+
+static PyObject *get_allocation_handle(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    if (!strided_memory_resource_is_ipc_enabled(self->res))
+        PyErr_SetString(PyExc_RuntimeError, "Memory resource is not IPC-enabled");
+    else
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "the Python binding does not export IPC-enabled pools yet; the C API "
+                        "does (strided/ipc.h)");
+    return NULL;
 }
 
 static PyObject *get_numa_id(ResourceObject *self, void *closure)
@@ -1309,27 +1356,28 @@ static PyMethodDef device_methods[] = {
                "Whether the host can reach the memory."),        \
         GETTER("is_managed", get_is_managed, "Whether the memory is CUDA managed memory.")
 
-#define POOL_GETSET                                                                              \
-    GETTER("is_closed", get_is_closed, "Whether close() was called."),                           \
-        GETTER("is_handle_owned", get_is_handle_owned,                                           \
-               "Whether this resource created its pool and destroys it; False once closed."),    \
-        GETTER("handle", get_handle,                                                             \
-               "The pool (a CUmemoryPool) as an int.\n"                                          \
-               "\n"                                                                              \
-               "0 for a resource that allocates without a pool, and once closed."),              \
-        GETTER("attributes", get_attributes,                                                     \
-               "The pool's attributes, a _MemPoolAttributes.\n"                                  \
-               "\n"                                                                              \
-               "Raises RuntimeError once the resource is closed, NotImplementedError for a\n"    \
-               "resource that allocates without a pool."),                                       \
-        CONSTANT("is_ipc_enabled", Py_False,                                                     \
-                 "Whether the pool's memory can be shared with other processes: always False."), \
-        CONSTANT("is_mapped", Py_False,                                                          \
-                 "Whether the pool was imported from another process: always False."),           \
-        CONSTANT("uuid", Py_None,                                                                \
-                 "The pool's IPC identity: always None (the pool is not IPC-enabled)."),         \
-        RAISES("allocation_handle", "Memory resource is not IPC-enabled",                        \
-               "The pool's IPC handle: raises RuntimeError, since the pool is not IPC-enabled.")
+#define POOL_GETSET                                                                                \
+    GETTER("is_closed", get_is_closed, "Whether close() was called."),                             \
+        GETTER("is_handle_owned", get_is_handle_owned,                                             \
+               "Whether this resource created its pool and destroys it; False once closed."),      \
+        GETTER("handle", get_handle,                                                               \
+               "The pool (a CUmemoryPool) as an int.\n"                                            \
+               "\n"                                                                                \
+               "0 for a resource that allocates without a pool, and once closed."),                \
+        GETTER("attributes", get_attributes,                                                       \
+               "The pool's attributes, a _MemPoolAttributes.\n"                                    \
+               "\n"                                                                                \
+               "Raises RuntimeError once the resource is closed, NotImplementedError for a\n"      \
+               "resource that allocates without a pool."),                                         \
+        GETTER("is_ipc_enabled", get_is_ipc_enabled,                                               \
+               "Whether the pool's memory can be shared with other processes."),                   \
+        GETTER("is_mapped", get_is_mapped, "Whether the pool was imported from another process."), \
+        GETTER("uuid", get_uuid,                                                                   \
+               "The pool's IPC identity, a uuid.UUID; None when it is not IPC-enabled."),          \
+        GETTER("allocation_handle", get_allocation_handle,                                         \
+               "The pool's IPC handle: raises RuntimeError (\"Memory resource is not\n"            \
+               "IPC-enabled\" for a pool that is not; the binding does not export pools\n"         \
+               "yet).")
 
 #define END_GETSET                   \
     {                                \
@@ -1445,7 +1493,8 @@ BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new, pool_methods, pinne
              "OverflowError\n"
              "    If max_size is negative or numa_id too large.\n"
              "NotImplementedError\n"
-             "    If ipc_enabled is true (IPC-enabled pools are not supported yet).\n"
+             "    If ipc_enabled is true and device 0's pools cannot export POSIX file\n"
+             "    descriptors (or the platform is not Linux).\n"
              "RuntimeError\n"
              "    Without a CUDA driver, or when the driver fails.");
 BUILTIN_TYPE(LegacyPinnedType, "LegacyPinnedMemoryResource", legacy_pinned_new, builtin_methods,
@@ -1490,7 +1539,8 @@ BUILTIN_TYPE(DeviceType, "DeviceMemoryResource", device_new, device_methods, dev
              "OverflowError\n"
              "    If max_size is negative.\n"
              "NotImplementedError\n"
-             "    If ipc_enabled is true, or the device has no memory pools.\n"
+             "    If the device has no memory pools, or ipc_enabled is true and its pools\n"
+             "    cannot export POSIX file descriptors.\n"
              "RuntimeError\n"
              "    Without a CUDA driver, or when the driver fails.\n"
              "\n"

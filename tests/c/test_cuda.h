@@ -42,6 +42,8 @@ typedef struct fake_cuda_api {
     fake_cuda_managed_info_fn managed_info;
     fake_cuda_last_managed_op_fn last_managed_op;
     fake_cuda_last_copy_attributes_fn last_copy_attributes;
+    fake_cuda_mappings_fn mappings;
+    fake_cuda_set_ipc_handle_types_fn set_ipc_handle_types;
 } fake_cuda_api;
 
 static fake_cuda_api fake __attribute__((unused));
@@ -92,6 +94,8 @@ static inline void use_fake_driver(const char *path, int device_count)
     fake_symbol_(lib, "fake_cuda_managed_info", &fake.managed_info);
     fake_symbol_(lib, "fake_cuda_last_managed_op", &fake.last_managed_op);
     fake_symbol_(lib, "fake_cuda_last_copy_attributes", &fake.last_copy_attributes);
+    fake_symbol_(lib, "fake_cuda_mappings", &fake.mappings);
+    fake_symbol_(lib, "fake_cuda_set_ipc_handle_types", &fake.set_ipc_handle_types);
     /* The handle stays open for the life of the process, like libstrided's. */
     fake.reset(device_count, 0, 1);
 }
