@@ -183,8 +183,8 @@ STRIDED_API strided_status strided_buffer_export_ipc(
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL descriptor or out and,
  * in this order, for a descriptor that is truncated or too long ("a buffer
  * IPC descriptor is 192 bytes, got 100"), that is not one ("not a strided
- * buffer IPC descriptor"), of another version ("descriptor version 2 is
- * not supported; this library reads version 1"), that is corrupted
+ * buffer IPC descriptor"), of another version ("buffer descriptor version 2
+ * is not supported; this library reads version 1"), that is corrupted
  * ("corrupted: its checksum does not match") or whose fields are not
  * valid together. */
 STRIDED_API strided_status strided_buffer_ipc_describe(const void *descriptor, size_t size,

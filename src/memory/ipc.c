@@ -57,7 +57,7 @@ enum {
     CHECKSUM = 184
 };
 
-static const unsigned char magic[8] = {'S', 'T', 'R', 'D', 'I', 'P', 'C', 'B'};
+static const char buffer_magic[] = "STRDIPCB";
 
 _Static_assert(CHECKSUM + 8 == STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE,
                "the descriptor's fields fill its bytes");
@@ -165,12 +165,21 @@ uint64_t strided__ipc_checksum(const void *bytes, size_t n)
     return h;
 }
 
-static bool all_zero(const unsigned char *p, size_t n)
+strided_status strided__ipc_check_header(const char *op, const unsigned char *d, const char *magic,
+                                         int version, const char *what)
 {
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != 0)
-            return false;
-    return true;
+    if (memcmp(d, magic, 8) != 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "not a strided %s IPC descriptor (its first 8 bytes are not "
+                             "\"%.8s\")",
+                             what, magic);
+    int got = (int)strided__get_le(d + 8, 2);
+    if (got != version)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "%s descriptor version %d is not supported; this library reads "
+                             "version %d",
+                             what, got, version);
+    return STRIDED_OK;
 }
 
 /* The descriptor's fields that do not come from the driver: the
@@ -182,7 +191,7 @@ static void begin_descriptor(unsigned char *d, strided_ipc_sharing sharing,
     strided__ipc_process me;
     strided__ipc_process_identity(&me);
     memset(d, 0, STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE);
-    memcpy(d + MAGIC, magic, sizeof magic);
+    memcpy(d + MAGIC, buffer_magic, 8);
     strided__put_le(d + VERSION, STRIDED_IPC_BUFFER_DESCRIPTOR_VERSION, 2);
     d[SHARING] = (unsigned char)sharing;
     d[KIND] = (unsigned char)kind;
@@ -209,22 +218,17 @@ strided_status strided_buffer_ipc_describe(const void *descriptor, size_t size,
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "a buffer IPC descriptor is %d bytes, got %zu",
                              STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE, size);
-    if (memcmp(d + MAGIC, magic, sizeof magic) != 0)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "not a strided buffer IPC descriptor (its first 8 bytes are not "
-                             "\"STRDIPCB\")");
-    int version = (int)strided__get_le(d + VERSION, 2);
-    if (version != STRIDED_IPC_BUFFER_DESCRIPTOR_VERSION)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
-                             "descriptor version %d is not supported; this library reads "
-                             "version %d",
-                             version, STRIDED_IPC_BUFFER_DESCRIPTOR_VERSION);
+    strided_status status = strided__ipc_check_header(op, d, buffer_magic,
+                                                      STRIDED_IPC_BUFFER_DESCRIPTOR_VERSION,
+                                                      "buffer");
+    if (status != STRIDED_OK)
+        return status;
     if (strided__get_le(d + CHECKSUM, 8) != strided__ipc_checksum(d, CHECKSUM))
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "corrupted: its checksum does not match");
     strided_buffer_ipc_info info;
     memset(&info, 0, sizeof info);
-    info.version = version;
+    info.version = STRIDED_IPC_BUFFER_DESCRIPTOR_VERSION;
     info.sharing = (strided_ipc_sharing)d[SHARING];
     info.kind = (strided_memory_kind)d[KIND];
     info.device_id = (int)(int32_t)(uint32_t)strided__get_le(d + DEVICE, 4);
@@ -248,9 +252,10 @@ strided_status strided_buffer_ipc_describe(const void *descriptor, size_t size,
         wrong = "its device does not fit its memory kind";
     else if (info.size == 0 || info.size > (uint64_t)INT64_MAX)
         wrong = "its size is 0 or above 2**63 - 1";
-    else if (d[HAS_POOL_ID] > 1 || !all_zero(d + HAS_POOL_ID + 1, SIZE - HAS_POOL_ID - 1) ||
-             !all_zero(d + RESERVED, CHECKSUM - RESERVED) ||
-             (!info.has_pool_id && !all_zero(info.pool_id, 16)))
+    else if (d[HAS_POOL_ID] > 1 ||
+             !strided__all_zero(d + HAS_POOL_ID + 1, SIZE - HAS_POOL_ID - 1) ||
+             !strided__all_zero(d + RESERVED, CHECKSUM - RESERVED) ||
+             (!info.has_pool_id && !strided__all_zero(info.pool_id, 16)))
         wrong = "its reserved bytes are not zero";
     else if (info.sharing == STRIDED_IPC_POOL && (info.offset != 0 || allocation != 0))
         wrong = "a pool allocation's descriptor has an offset";
@@ -527,7 +532,7 @@ strided_status strided_buffer_import_ipc(strided_memory_resource *mr, const void
     const unsigned char *d = descriptor;
     strided__ipc_process me;
     strided__ipc_process_identity(&me);
-    if (!all_zero(d + BOOT_ID, 16) && !all_zero(me.boot_id, 16) &&
+    if (!strided__all_zero(d + BOOT_ID, 16) && !strided__all_zero(me.boot_id, 16) &&
         memcmp(d + BOOT_ID, me.boot_id, 16) != 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "the descriptor was written on another machine or before this "

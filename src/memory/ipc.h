@@ -58,6 +58,23 @@ static inline uint64_t strided__get_le(const unsigned char *p, size_t n)
     return v;
 }
 
+/* Whether the n bytes at p are all zero. */
+static inline bool strided__all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return false;
+    return true;
+}
+
+/* Check the opening of a descriptor of kind what ("buffer", "view"): its
+ * 8-byte magic, then its 2-byte version at offset 8, which must be
+ * version. STRIDED_ERR_INVALID_ARGUMENT ("not a strided buffer IPC
+ * descriptor ...", "buffer descriptor version 2 is not supported; ...").
+ * Assumes: the descriptor has at least 10 bytes. */
+strided_status strided__ipc_check_header(const char *op, const unsigned char *d, const char *magic,
+                                         int version, const char *what);
+
 /* What a built-in pool resource says of its sharing (resource.c). */
 typedef struct strided__pool_ipc {
     const strided__driver *cu;

@@ -100,6 +100,15 @@ static inline void use_fake_driver(const char *path, int device_count)
     fake.reset(device_count, 0, 1);
 }
 
+/* Describe size bytes at p to the fake as device memory of device, as
+ * cuMemAlloc gives it (no pool); fake.remove_range forgets it. */
+static inline void fake_device_range(void *p, size_t size, int device)
+{
+    fake_cuda_range r = {(uintptr_t)p, size, 2 /* CU_MEMORYTYPE_DEVICE */, 0, device,
+                         (uintptr_t)p, NULL};
+    fake.add_range(&r);
+}
+
 /* Run fn(arg) on a new thread and wait for it. */
 static inline void run_on_thread(void *(*fn)(void *), void *arg)
 {

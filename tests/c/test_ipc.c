@@ -92,7 +92,7 @@ static void test_describe_refuses_broken_descriptors(void **state)
     reseal(d);
     assert_error(strided_buffer_ipc_describe(d, DSIZE, &info), STRIDED_ERR_INVALID_ARGUMENT,
                  "ipc_describe",
-                 "descriptor version 2 is not supported; this library reads version 1");
+                 "buffer descriptor version 2 is not supported; this library reads version 1");
     /* Every single flipped bit of the body is caught by the checksum. */
     for (size_t i = 10; i < DSIZE; i++) {
         legacy_descriptor(d);
@@ -721,14 +721,7 @@ static unsigned char device_memory[4096] __attribute__((aligned(256)));
 
 static void add_device_memory(void)
 {
-    fake_cuda_range r = {(uintptr_t)device_memory,
-                         sizeof device_memory,
-                         CU_MEMORYTYPE_DEVICE,
-                         0,
-                         1,
-                         (uintptr_t)device_memory,
-                         NULL};
-    fake.add_range(&r);
+    fake_device_range(device_memory, sizeof device_memory, 1);
 }
 
 static void test_legacy_round_trip(void **state)
