@@ -36,9 +36,11 @@
  * Python object, dropped by the wrapper's destroy when its last buffer is
  * released.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "strided_py.h"
@@ -47,10 +49,13 @@ typedef struct {
     PyObject_HEAD
     strided_memory_resource *res; /* NULL in subclasses written in Python */
     PyObject *attributes;         /* the pool's _MemPoolAttributes, once asked */
+    PyObject *alloc_handle;       /* the pool's IPCAllocationHandle, once asked */
+    PyObject *weakrefs;           /* the IPC registry holds mapped resources weakly */
 } ResourceObject;
 
 static PyTypeObject ResourceType;
 static PyTypeObject ManagedType;
+static PyTypeObject DeviceType;
 
 #if PY_VERSION_HEX >= 0x030C0000
 typedef struct {
@@ -359,7 +364,10 @@ static PyObject *base_get_is_managed(PyObject *self, void *closure)
 
 static void resource_dealloc(ResourceObject *self)
 {
+    if (self->weakrefs != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
     Py_XDECREF(self->attributes);
+    Py_XDECREF(self->alloc_handle);
     strided_memory_resource_release(self->res);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -487,6 +495,7 @@ static PyTypeObject ResourceType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_new = PyType_GenericNew,
     .tp_dealloc = (destructor)resource_dealloc,
+    .tp_weaklistoffset = offsetof(ResourceObject, weakrefs),
     .tp_methods = base_methods,
     .tp_getset = base_getset,
 };
@@ -498,6 +507,11 @@ static PyObject *raise_for(const strided_memory_resource *res, strided_status st
 {
     if (status == STRIDED_ERR_INVALID_ARGUMENT && strided_memory_resource_is_closed(res)) {
         PyErr_SetString(PyExc_RuntimeError, strided_last_error_reason());
+        return NULL;
+    }
+    /* cuda.core's type for allocating from a mapped pool. */
+    if (status == STRIDED_ERR_INVALID_ARGUMENT && strided_memory_resource_is_mapped(res)) {
+        PyErr_SetString(PyExc_TypeError, strided_last_error_reason());
         return NULL;
     }
     return strided_py_raise(status);
@@ -578,12 +592,6 @@ PROPS_FLAG_GETTER(is_managed, managed)
 #undef PROPS_FLAG_GETTER
 
 /* A property that always is the object value (False, None). */
-static PyObject *get_constant(ResourceObject *self, void *value)
-{
-    (void)self;
-    return Py_NewRef((PyObject *)value);
-}
-
 /* A property that always raises RuntimeError(message), in cuda.core's
  * words: a legacy pinned resource's device_id, a pool's allocation_handle. */
 static PyObject *get_runtime_error(ResourceObject *self, void *message)
@@ -646,16 +654,147 @@ static PyObject *get_uuid(ResourceObject *self, void *closure)
     return uuid;
 }
 
+static PyObject *resource_object(PyTypeObject *type, strided_memory_resource *res);
+
+PyObject *strided_py_ipc_payload(PyObject *descriptor, const char *cls, const char *arg)
+{
+    PyObject *type = strided_py_ipc_helper(cls);
+    if (type == NULL)
+        return NULL;
+    int ok = PyObject_IsInstance(descriptor, type);
+    Py_DECREF(type);
+    if (ok <= 0) {
+        if (ok == 0)
+            PyErr_Format(PyExc_TypeError,
+                         "Argument '%s' has incorrect type (expected %s, got %.200s)", arg, cls,
+                         Py_TYPE(descriptor)->tp_name);
+        return NULL;
+    }
+    PyObject *payload = PyObject_GetAttrString(descriptor, "_payload");
+    if (payload != NULL && !PyBytes_Check(payload)) {
+        Py_SETREF(payload, NULL);
+        PyErr_SetString(PyExc_TypeError, "the descriptor's payload must be bytes");
+    }
+    return payload;
+}
+
+PyObject *strided_py_ipc_helper(const char *name)
+{
+    static PyObject *module;
+    if (module == NULL && (module = PyImport_ImportModule("strided._ipc")) == NULL)
+        return NULL;
+    return PyObject_GetAttrString(module, name);
+}
+
+/* The pool's IPCAllocationHandle: made once, from a file descriptor the
+ * C library exports, and owned by the resource (cuda.core caches it). */
 static PyObject *get_allocation_handle(ResourceObject *self, void *closure)
 {
     (void)closure;
-    if (!strided_memory_resource_is_ipc_enabled(self->res))
-        PyErr_SetString(PyExc_RuntimeError, "Memory resource is not IPC-enabled");
-    else
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "the Python binding does not export IPC-enabled pools yet; the C API "
-                        "does (strided/ipc.h)");
-    return NULL;
+    if (self->alloc_handle != NULL)
+        return Py_NewRef(self->alloc_handle);
+    int fd = -1;
+    strided_status status = strided_memory_resource_export_pool(self->res, &fd);
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_IPC);
+    PyObject *cls = strided_py_ipc_helper("IPCAllocationHandle");
+    PyObject *uuid = cls == NULL ? NULL : get_uuid(self, NULL);
+    PyObject *handle = uuid == NULL
+                           ? NULL
+                           : PyObject_CallMethod(cls, "_init", "iOs", fd, uuid,
+                                                 Py_TYPE(self)->tp_name + strlen("strided."));
+    Py_XDECREF(uuid);
+    Py_XDECREF(cls);
+    if (handle == NULL) {
+        close(fd);
+        return NULL;
+    }
+    self->alloc_handle = Py_NewRef(handle);
+    return handle;
+}
+
+/* cls._import_pool(device_id, fd, uuid_bytes): import a pool another
+ * process exported, as a mapped resource of cls (DeviceMemoryResource on
+ * device_id, PinnedMemoryResource with device_id None). */
+static PyObject *resource_import_pool(PyTypeObject *cls, PyObject *args)
+{
+    PyObject *device_obj, *id_obj;
+    int fd, device = 0;
+    if (!PyArg_ParseTuple(args, "OiO:_import_pool", &device_obj, &fd, &id_obj))
+        return NULL;
+    bool pinned = device_obj == Py_None;
+    if (!pinned && strided_py_as_device_id(device_obj, "device_id", &device) < 0)
+        return NULL;
+    const unsigned char *id = NULL;
+    if (id_obj != Py_None) {
+        if (!PyBytes_Check(id_obj) || PyBytes_GET_SIZE(id_obj) != STRIDED_IPC_POOL_ID_SIZE) {
+            PyErr_SetString(PyExc_TypeError, "the pool's identity must be 16 bytes or None");
+            return NULL;
+        }
+        id = (const unsigned char *)PyBytes_AS_STRING(id_obj);
+    }
+    strided_memory_resource *res = NULL;
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = pinned ? strided_pinned_pool_resource_import(fd, id, &res)
+                    : strided_device_pool_resource_import(device, fd, id, &res);
+    Py_END_ALLOW_THREADS
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_IPC);
+    return resource_object(cls, res);
+}
+
+/* Call strided._ipc's helper name with (head, *args) (head may be NULL). */
+static PyObject *call_ipc_helper(const char *name, PyObject *head, PyObject *args)
+{
+    PyObject *fn = strided_py_ipc_helper(name);
+    if (fn == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(args), extra = head != NULL;
+    PyObject *all = PyTuple_New(n + extra);
+    if (all != NULL && head != NULL)
+        PyTuple_SET_ITEM(all, 0, Py_NewRef(head));
+    for (Py_ssize_t i = 0; all != NULL && i < n; i++)
+        PyTuple_SET_ITEM(all, i + extra, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    PyObject *result = all == NULL ? NULL : PyObject_Call(fn, all, NULL);
+    Py_XDECREF(all);
+    Py_DECREF(fn);
+    return result;
+}
+
+static PyObject *resource_from_allocation_handle(PyObject *cls, PyObject *args)
+{
+    /* PinnedMemoryResource.from_allocation_handle(alloc_handle) has no
+     * device: the helper takes None for it. */
+    if (PyTuple_GET_SIZE(args) == 1 && (PyTypeObject *)cls != &DeviceType) {
+        PyObject *with_none = PyTuple_Pack(2, Py_None, PyTuple_GET_ITEM(args, 0));
+        PyObject *r = with_none == NULL
+                          ? NULL
+                          : call_ipc_helper("_from_allocation_handle", cls, with_none);
+        Py_XDECREF(with_none);
+        return r;
+    }
+    return call_ipc_helper("_from_allocation_handle", cls, args);
+}
+
+static PyObject *resource_from_registry(PyObject *cls, PyObject *args)
+{
+    (void)cls;
+    return call_ipc_helper("_from_registry", NULL, args);
+}
+
+static PyObject *resource_register(PyObject *self, PyObject *args)
+{
+    return call_ipc_helper("_register", self, args);
+}
+
+static PyObject *resource_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *none = PyTuple_New(0);
+    PyObject *r = none == NULL ? NULL : call_ipc_helper("_reduce_resource", self, none);
+    Py_XDECREF(none);
+    return r;
 }
 
 static PyObject *get_numa_id(ResourceObject *self, void *closure)
@@ -1320,10 +1459,43 @@ static PyMethodDef pool_methods[] = {
     POOL_METHODS{NULL, NULL, 0, NULL},
 };
 
+/* The IPC methods of the pools that share with other processes. */
+#define IPC_METHODS                                                                                \
+    {"_import_pool", (PyCFunction)resource_import_pool, METH_VARARGS | METH_CLASS,                 \
+     "_import_pool(device_id, fd, uuid_bytes, /)\n--\n\nImport another process's pool (for "       \
+     "from_allocation_handle)."},                                                                  \
+        {"from_allocation_handle", (PyCFunction)resource_from_allocation_handle,                   \
+         METH_VARARGS | METH_CLASS,                                                                \
+         "from_allocation_handle(device_id, alloc_handle)  (PinnedMemoryResource: alloc_handle)\n" \
+         "--\n"                                                                                    \
+         "\n"                                                                                      \
+         "A mapped resource of the pool another process exported: IPC-enabled, allocating\n"       \
+         "nothing, importing that process's buffers (Buffer.from_ipc_descriptor).\n"               \
+         "\n"                                                                                      \
+         "alloc_handle is an IPCAllocationHandle (its pool is then registered under its\n"         \
+         "UUID, and a pool registered already is returned) or a file descriptor (an int,\n"        \
+         "which the caller still owns and closes). Raises RuntimeError for a closed\n"             \
+         "handle and when the driver refuses the pool, TypeError for another resource's\n"         \
+         "handle."},                                                                               \
+        {"from_registry", (PyCFunction)resource_from_registry, METH_VARARGS | METH_CLASS,          \
+         "from_registry($cls, uuid, /)\n--\n\nThe mapped resource registered under uuid; "         \
+         "RuntimeError "                                                                           \
+         "(\"Memory resource <uuid> was not found\") when there is none."},                        \
+        {"register", (PyCFunction)resource_register, METH_VARARGS,                                 \
+         "register($self, uuid, /)\n--\n\nRegister this IPC-enabled resource under uuid and "      \
+         "return it, or the resource registered there already."},                                  \
+        {"__reduce__", (PyCFunction)resource_reduce, METH_NOARGS,                                  \
+         "__reduce__($self, /)\n--\n\nPickle as the UUID of an IPC-enabled pool, found in the "    \
+         "receiving process's registry (multiprocessing sends the pool itself)."},
+
+static PyMethodDef pinned_methods[] = {
+    POOL_METHODS IPC_METHODS{NULL, NULL, 0, NULL},
+};
+
 /* DeviceMemoryResource's: the pool's, and those peer_accessible_by's set
  * calls. */
 static PyMethodDef device_methods[] = {
-    POOL_METHODS{
+    POOL_METHODS IPC_METHODS{
         "_peer_access", (PyCFunction)resource_peer_access, METH_NOARGS,
         "_peer_access($self, /)\n--\n\nThe devices with access to the pool (for the proxy)."},
     {"_update_peer_access", (PyCFunction)resource_update_peer_access, METH_VARARGS,
@@ -1338,10 +1510,6 @@ static PyMethodDef device_methods[] = {
 #define GETTER(name, fn, doc)               \
     {                                       \
         name, (getter)(fn), NULL, doc, NULL \
-    }
-#define CONSTANT(name, value, doc)                             \
-    {                                                          \
-        name, (getter)get_constant, NULL, doc, (void *)(value) \
     }
 #define RAISES(name, message, doc)                                    \
     {                                                                 \
@@ -1468,7 +1636,7 @@ BUILTIN_TYPE(HostType, "HostMemoryResource", host_new, builtin_methods, host_get
              ">>> buf = mr.allocate(100)\n"
              ">>> buf.handle % 256, buf.device_id, mr.is_host_accessible\n"
              "(0, -1, True)");
-BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new, pool_methods, pinned_getset,
+BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new, pinned_methods, pinned_getset,
              "PinnedMemoryResource(options=None)\n"
              "--\n"
              "\n"
