@@ -527,8 +527,12 @@ strided_status strided_buffer_import_ipc(strided_memory_resource *mr, const void
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "descriptor and out are required");
     strided_buffer_ipc_info info;
     strided_status status = strided_buffer_ipc_describe(descriptor, size, &info);
-    if (status != STRIDED_OK)
-        return strided__fail(status, op, "%s", strided_last_error_reason());
+    if (status != STRIDED_OK) {
+        /* The reason lives in the storage the new message is written to. */
+        char reason[512];
+        snprintf(reason, sizeof reason, "%s", strided_last_error_reason());
+        return strided__fail(status, op, "%s", reason);
+    }
     const unsigned char *d = descriptor;
     strided__ipc_process me;
     strided__ipc_process_identity(&me);
