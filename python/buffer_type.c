@@ -874,6 +874,36 @@ static PyObject *buffer_get_ipc_descriptor(BufferObject *self, PyObject *unused)
     return get_ipc_descriptor(self, NULL);
 }
 
+/* The size an IPCBufferDescriptor declares must be the one its payload
+ * describes (the allocation the import maps): cuda.core refuses a larger
+ * one, which a peer may have written. 0, or -1 with an exception. */
+static int check_descriptor_size(PyObject *descriptor, PyObject *payload)
+{
+    strided_buffer_ipc_info info;
+    strided_status status = strided_buffer_ipc_describe(PyBytes_AS_STRING(payload),
+                                                        (size_t)PyBytes_GET_SIZE(payload), &info);
+    if (status != STRIDED_OK) {
+        strided_py_raise_at(status, STRIDED_PY_IPC);
+        return -1;
+    }
+    PyObject *size_obj = PyObject_GetAttrString(descriptor, "size");
+    if (size_obj == NULL)
+        return -1;
+    unsigned long long size = PyLong_AsUnsignedLongLong(size_obj);
+    Py_DECREF(size_obj);
+    if (size == (unsigned long long)-1 && PyErr_Occurred())
+        return -1;
+    if (size != info.size) {
+        PyErr_Format(PyExc_ValueError,
+                     "the descriptor's size (%llu bytes) %s the mapped allocation extent "
+                     "(%llu bytes)",
+                     size, size > info.size ? "exceeds" : "differs from",
+                     (unsigned long long)info.size);
+        return -1;
+    }
+    return 0;
+}
+
 /* Buffer.from_ipc_descriptor(mr, ipc_descriptor, *, stream=None). */
 static PyObject *buffer_from_ipc_descriptor(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                             PyObject *kwnames)
@@ -892,8 +922,10 @@ static PyObject *buffer_from_ipc_descriptor(PyObject *cls, PyObject *const *args
     if (strided_py_as_stream(a[2], &stream) < 0)
         return NULL;
     PyObject *payload = strided_py_ipc_payload(a[1], "IPCBufferDescriptor", "ipc_descriptor");
-    if (payload == NULL)
+    if (payload == NULL || check_descriptor_size(a[1], payload) < 0) {
+        Py_XDECREF(payload);
         return NULL;
+    }
     strided_memory_resource *mr = NULL;
     if (a[0] != Py_None && strided_py_resource_of(a[0], &mr) < 0) {
         Py_DECREF(payload);

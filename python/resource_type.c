@@ -56,6 +56,7 @@ typedef struct {
 static PyTypeObject ResourceType;
 static PyTypeObject ManagedType;
 static PyTypeObject DeviceType;
+static PyTypeObject PinnedType;
 
 #if PY_VERSION_HEX >= 0x030C0000
 typedef struct {
@@ -722,7 +723,11 @@ static PyObject *resource_import_pool(PyTypeObject *cls, PyObject *args)
     int fd, device = 0;
     if (!PyArg_ParseTuple(args, "OiO:_import_pool", &device_obj, &fd, &id_obj))
         return NULL;
-    bool pinned = device_obj == Py_None;
+    bool pinned = cls == &PinnedType;
+    if (pinned && device_obj != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "a pinned pool has no device: device_id must be None");
+        return NULL;
+    }
     if (!pinned && strided_py_as_device_id(device_obj, "device_id", &device) < 0)
         return NULL;
     const unsigned char *id = NULL;

@@ -63,7 +63,10 @@ class IPCAllocationHandle:
 
     def __del__(self):
         if getattr(self, "_handle", -1) >= 0:
-            self.close()
+            try:
+                self.close()
+            except Exception:  # at interpreter shutdown os may be gone; the OS closes it then
+                pass
 
     @property
     def is_closed(self) -> bool:

@@ -129,6 +129,8 @@ def test_allocation_handle_and_registry():
         out['bad_type'] = error(lambda: Buffer.from_ipc_descriptor(mapped, buf))
         out['truncated'] = error(lambda: Buffer.from_ipc_descriptor(
             mapped, IPCBufferDescriptor._init(d._payload[:100], 256)))
+        out['oversized'] = error(lambda: Buffer.from_ipc_descriptor(
+            mapped, IPCBufferDescriptor._init(d._payload, 256 * 100)))
         # A raw file descriptor: an unregistered mapped resource; the caller keeps its fd.
         fd = os.dup(h.handle)
         raw = DeviceMemoryResource.from_allocation_handle(1, fd)
@@ -138,6 +140,9 @@ def test_allocation_handle_and_registry():
         h2.close()
         out['closed'] = error(lambda: DeviceMemoryResource.from_allocation_handle(1, h2))
         out['pickle_mr'] = pickle.loads(pickle.dumps(mr)) is mapped
+        out['import_no_device'] = error(lambda: DeviceMemoryResource._import_pool(None, h.handle, None))
+        out['import_pinned_device'] = error(lambda: PinnedMemoryResource._import_pool(0, h.handle, None))
+        out['import_bad_id'] = error(lambda: DeviceMemoryResource._import_pool(1, h.handle, b"x"))
     """)
     assert out["same"] is True
     assert out["handle"] == ["IPCAllocationHandle", True, True, False]
@@ -158,9 +163,14 @@ def test_allocation_handle_and_registry():
     assert out["bad_type"] == ["TypeError", "Argument 'ipc_descriptor' has incorrect type (expected "
                                             "IPCBufferDescriptor, got strided.Buffer)"]
     assert out["truncated"] == ["ValueError", "a buffer IPC descriptor is 192 bytes, got 100"]
+    assert out["oversized"] == ["ValueError", "the descriptor's size (25600 bytes) exceeds the mapped "
+                                              "allocation extent (256 bytes)"]
     assert out["raw"] == [True, True]
     assert out["closed"] == ["RuntimeError", "IPCAllocationHandle has been closed"]
     assert out["pickle_mr"] is True
+    assert out["import_no_device"][0] == "TypeError"
+    assert out["import_pinned_device"] == ["TypeError", "a pinned pool has no device: device_id must be None"]
+    assert out["import_bad_id"] == ["TypeError", "the pool's identity must be 16 bytes or None"]
 
 
 @needs_fake
