@@ -319,10 +319,64 @@ def copy_host_seeds():
     return seeds
 
 
+def fnv1a(data):
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
+    return h
+
+
+def ipc_buffer(sharing=1, kind=2, device=0, size=64, offset=0, allocation=0, pool_id=None):
+    """A buffer descriptor of docs/ipc.md, sealed."""
+    d = bytearray(192)
+    d[0:8] = b"STRDIPCB"
+    d[8:10] = u16(1)
+    d[10], d[11] = sharing, kind
+    d[12:16] = (device & 0xFFFFFFFF).to_bytes(4, "little")
+    d[32:40] = u64(1234)
+    d[40:48] = u64(99)
+    if pool_id is not None:
+        d[48:64] = pool_id
+        d[64] = 1
+    d[72:80] = u64(size)
+    d[80:88] = u64(offset)
+    d[88:96] = u64(allocation)
+    d[96:160] = bytes(range(64))
+    d[184:192] = u64(fnv1a(bytes(d[:184])))
+    return bytes(d)
+
+
+def ipc_seeds():
+    seeds = {}
+    seeds["pool"] = u8(0) + ipc_buffer(pool_id=bytes(range(16)))
+    seeds["pinned_pool"] = u8(0) + ipc_buffer(kind=1, device=-1)
+    seeds["legacy"] = u8(0) + ipc_buffer(sharing=2, offset=512, allocation=4096)
+    seeds["truncated"] = u8(0) + ipc_buffer()[:100]
+    seeds["sealed_body"] = u8(1) + ipc_buffer(sharing=2, offset=8, allocation=64)[:184]
+    seeds["opened_body"] = u8(2) + bytes(10) + u8(2) + u8(2) + bytes(60) + u64(16)
+    view = bytearray(328 + 32)
+    view[0:8] = b"STRDIPCV"
+    view[8:10] = u16(1)
+    view[10] = 2
+    view[12:16] = (2).to_bytes(4, "little")
+    view[16:20] = (4).to_bytes(4, "little")
+    view[40:44] = bytes([2, 32, 1, 0])
+    view[44:48] = (2).to_bytes(4, "little")
+    view[56:248] = ipc_buffer(sharing=2, offset=0, allocation=4096)
+    view[320:328] = u64(3)
+    view[328:336] = u64(4)
+    view[336:344] = u64(4)
+    view[344:352] = u64(1)
+    view[352:360] = u64(fnv1a(bytes(view[:352])))
+    seeds["view"] = u8(3) + bytes(view[:352]) + u64(fnv1a(bytes(view[:352])))
+    seeds["view_sealed"] = u8(4) + bytes(view[:352])
+    return seeds
+
+
 def main():
     generators = {"layout": layout_seeds, "dlpack": dlpack_seeds,
                   "interface": interface_seeds, "copy_plan": copy_plan_seeds,
-                  "copy_host": copy_host_seeds}
+                  "copy_host": copy_host_seeds, "ipc": ipc_seeds}
     for name, gen in generators.items():
         d = ROOT / name
         d.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,7 @@
 #include "strided/dtype.h"
 #include "strided/driver.h"
 #include "strided/interface.h"
+#include "strided/ipc.h"
 #include "strided/layout.h"
 #include "strided/resource.h"
 #include "strided/status.h"

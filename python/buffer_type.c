@@ -842,7 +842,124 @@ static PyObject *get_is_mapped(BufferObject *self, void *closure)
     (void)closure;
     if (open_buffer(self) == NULL)
         return NULL;
-    Py_RETURN_FALSE; /* IPC import is not supported */
+    return PyBool_FromLong(strided_buffer_is_mapped(self->buf));
+}
+
+/* An IPCBufferDescriptor of the open buffer: the C library's descriptor
+ * bytes and the buffer's size. */
+static PyObject *get_ipc_descriptor(BufferObject *self, void *closure)
+{
+    unsigned char d[STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE];
+    (void)closure;
+    if (open_buffer(self) == NULL)
+        return NULL;
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_buffer_export_ipc(self->buf, d);
+    Py_END_ALLOW_THREADS
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_IPC);
+    PyObject *cls = strided_py_ipc_helper("IPCBufferDescriptor");
+    PyObject *r = cls == NULL ? NULL
+                              : PyObject_CallMethod(cls, "_init", "y#n", (const char *)d,
+                                                    (Py_ssize_t)sizeof d,
+                                                    (Py_ssize_t)strided_buffer_size(self->buf));
+    Py_XDECREF(cls);
+    return r;
+}
+
+static PyObject *buffer_get_ipc_descriptor(BufferObject *self, PyObject *unused)
+{
+    (void)unused;
+    return get_ipc_descriptor(self, NULL);
+}
+
+/* The size an IPCBufferDescriptor declares must be the one its payload
+ * describes (the allocation the import maps): cuda.core refuses a larger
+ * one, which a peer may have written. 0, or -1 with an exception. */
+static int check_descriptor_size(PyObject *descriptor, PyObject *payload)
+{
+    strided_buffer_ipc_info info;
+    strided_status status = strided_buffer_ipc_describe(PyBytes_AS_STRING(payload),
+                                                        (size_t)PyBytes_GET_SIZE(payload), &info);
+    if (status != STRIDED_OK) {
+        strided_py_raise_at(status, STRIDED_PY_IPC);
+        return -1;
+    }
+    PyObject *size_obj = PyObject_GetAttrString(descriptor, "size");
+    if (size_obj == NULL)
+        return -1;
+    unsigned long long size = PyLong_AsUnsignedLongLong(size_obj);
+    Py_DECREF(size_obj);
+    if (size == (unsigned long long)-1 && PyErr_Occurred())
+        return -1;
+    if (size != info.size) {
+        PyErr_Format(PyExc_ValueError,
+                     "the descriptor's size (%llu bytes) %s the mapped allocation extent "
+                     "(%llu bytes)",
+                     size, size > info.size ? "exceeds" : "differs from",
+                     (unsigned long long)info.size);
+        return -1;
+    }
+    return 0;
+}
+
+/* Buffer.from_ipc_descriptor(mr, ipc_descriptor, *, stream=None). */
+static PyObject *buffer_from_ipc_descriptor(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                            PyObject *kwnames)
+{
+    static const char *const names[] = {"mr", "ipc_descriptor", "stream", NULL};
+    PyObject *a[3];
+    (void)cls;
+    if (nargs > 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "from_ipc_descriptor() takes 2 positional arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (strided_py_bind_args("from_ipc_descriptor", args, nargs, kwnames, names, 2, a) < 0)
+        return NULL;
+    void *stream = NULL;
+    if (strided_py_as_stream(a[2], &stream) < 0)
+        return NULL;
+    PyObject *payload = strided_py_ipc_payload(a[1], "IPCBufferDescriptor", "ipc_descriptor");
+    if (payload == NULL || check_descriptor_size(a[1], payload) < 0) {
+        Py_XDECREF(payload);
+        return NULL;
+    }
+    strided_memory_resource *mr = NULL;
+    if (a[0] != Py_None && strided_py_resource_of(a[0], &mr) < 0) {
+        Py_DECREF(payload);
+        return NULL;
+    }
+    strided_buffer *b = NULL;
+    strided_status status;
+    const char *bytes = PyBytes_AS_STRING(payload);
+    size_t size = (size_t)PyBytes_GET_SIZE(payload);
+    Py_BEGIN_ALLOW_THREADS
+    status = strided_buffer_import_ipc(mr, bytes, size, stream, &b);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(payload);
+    strided_memory_resource_release(mr);
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_IPC);
+    return strided_py_buffer_new(b, strided_buffer_resource(b) != NULL ? a[0] : NULL, NULL);
+}
+
+/* Pickle as the resource (pickled by the registry's UUID) and the
+ * descriptor: unpickling imports the memory again. */
+static PyObject *buffer_reduce(BufferObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *descriptor = get_ipc_descriptor(self, NULL);
+    if (descriptor == NULL)
+        return NULL;
+    PyObject *fn = strided_py_ipc_helper("_buffer_from_descriptor");
+    PyObject *r = fn == NULL ? NULL
+                             : Py_BuildValue("(O(OOO))", fn, (PyObject *)&BufferType,
+                                             self->mr != NULL ? self->mr : Py_None, descriptor);
+    Py_XDECREF(fn);
+    Py_DECREF(descriptor);
+    return r;
 }
 
 static void address_and_size(const BufferObject *self, uintptr_t *ptr, size_t *size)
@@ -916,13 +1033,52 @@ static PyGetSetDef buffer_getset[] = {
     {"is_closed", (getter)get_is_closed, NULL,
      "Whether close() has been called (also by a with block).", NULL},
     {"is_mapped", (getter)get_is_mapped, NULL,
-     "Whether the memory was imported through IPC: never, in strided.", NULL},
+     "Whether the memory was imported from another process (from_ipc_descriptor).", NULL},
+    {"ipc_descriptor", (getter)get_ipc_descriptor, NULL,
+     "An IPCBufferDescriptor for another process to import (from_ipc_descriptor).\n"
+     "\n"
+     "Memory of an IPC-enabled (or mapped) pool is shared as a pool allocation; device\n"
+     "memory no pool gave (cuMemAlloc, as PyTorch's) through the driver's legacy IPC.\n"
+     "Raises RuntimeError for memory that cannot be shared (\"Memory resource is not\n"
+     "IPC-enabled\", or host, pinned and managed memory not from an IPC-enabled pool).\n"
+     "The buffer must stay alive while another process uses the memory.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 #define KW (METH_FASTCALL | METH_KEYWORDS)
 
 static PyMethodDef buffer_methods[] = {
+    {"from_ipc_descriptor", (PyCFunction)(void (*)(void))buffer_from_ipc_descriptor,
+     KW | METH_CLASS,
+     "from_ipc_descriptor(mr, ipc_descriptor, *, stream=None)\n"
+     "--\n"
+     "\n"
+     "Import a buffer another process exported (its ipc_descriptor).\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "mr : DeviceMemoryResource or PinnedMemoryResource or None\n"
+     "    For a pool allocation, the mapped resource of the exporter's pool\n"
+     "    (from_allocation_handle); None for memory shared through legacy IPC.\n"
+     "ipc_descriptor : IPCBufferDescriptor\n"
+     "stream : int or object with ``__cuda_stream__``, optional\n"
+     "    The deallocation stream of a pool allocation (None: the legacy default stream).\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "ValueError\n"
+     "    For a truncated, corrupted, foreign or misdirected descriptor (another machine\n"
+     "    or boot, this very process, another pool or device), with the reason.\n"
+     "RuntimeError\n"
+     "    For a resource that is not IPC-enabled, and when the driver refuses (the\n"
+     "    exporter freed the memory or exited)."},
+    {"get_ipc_descriptor", (PyCFunction)buffer_get_ipc_descriptor, METH_NOARGS,
+     "get_ipc_descriptor($self, /)\n--\n\nThe ipc_descriptor property, as a method (the name "
+     "of earlier cuda.core releases)."},
+    {"__reduce__", (PyCFunction)buffer_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\nPickle as the memory resource and the ipc_descriptor: "
+     "unpickling imports the memory in the receiving process."},
     {"from_handle", (PyCFunction)(void (*)(void))buffer_from_handle, KW | METH_STATIC,
      "from_handle(ptr, size, mr=None, owner=None, *, stream=None)\n"
      "--\n"

@@ -11,7 +11,7 @@
  * None or a dict in their place), read their fields and hand them to the
  * C create functions, which hold the rules; they also have close(),
  * is_closed, the pool's handle and attributes (_MemPoolAttributes) and
- * cuda.core's IPC properties (no pool here is IPC-enabled).
+ * cuda.core's IPC properties (is_ipc_enabled, is_mapped, uuid).
  *
  * Any other object with that interface, passed as mr= to Buffer.from_handle,
  * is wrapped in a libstrided resource (strided_py_resource_of) whose
@@ -36,9 +36,11 @@
  * Python object, dropped by the wrapper's destroy when its last buffer is
  * released.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "strided_py.h"
@@ -47,10 +49,14 @@ typedef struct {
     PyObject_HEAD
     strided_memory_resource *res; /* NULL in subclasses written in Python */
     PyObject *attributes;         /* the pool's _MemPoolAttributes, once asked */
+    PyObject *alloc_handle;       /* the pool's IPCAllocationHandle, once asked */
+    PyObject *weakrefs;           /* the IPC registry holds mapped resources weakly */
 } ResourceObject;
 
 static PyTypeObject ResourceType;
 static PyTypeObject ManagedType;
+static PyTypeObject DeviceType;
+static PyTypeObject PinnedType;
 
 #if PY_VERSION_HEX >= 0x030C0000
 typedef struct {
@@ -359,7 +365,10 @@ static PyObject *base_get_is_managed(PyObject *self, void *closure)
 
 static void resource_dealloc(ResourceObject *self)
 {
+    if (self->weakrefs != NULL)
+        PyObject_ClearWeakRefs((PyObject *)self);
     Py_XDECREF(self->attributes);
+    Py_XDECREF(self->alloc_handle);
     strided_memory_resource_release(self->res);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -487,6 +496,7 @@ static PyTypeObject ResourceType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_new = PyType_GenericNew,
     .tp_dealloc = (destructor)resource_dealloc,
+    .tp_weaklistoffset = offsetof(ResourceObject, weakrefs),
     .tp_methods = base_methods,
     .tp_getset = base_getset,
 };
@@ -498,6 +508,11 @@ static PyObject *raise_for(const strided_memory_resource *res, strided_status st
 {
     if (status == STRIDED_ERR_INVALID_ARGUMENT && strided_memory_resource_is_closed(res)) {
         PyErr_SetString(PyExc_RuntimeError, strided_last_error_reason());
+        return NULL;
+    }
+    /* cuda.core's type for allocating from a mapped pool. */
+    if (status == STRIDED_ERR_INVALID_ARGUMENT && strided_memory_resource_is_mapped(res)) {
+        PyErr_SetString(PyExc_TypeError, strided_last_error_reason());
         return NULL;
     }
     return strided_py_raise(status);
@@ -578,12 +593,6 @@ PROPS_FLAG_GETTER(is_managed, managed)
 #undef PROPS_FLAG_GETTER
 
 /* A property that always is the object value (False, None). */
-static PyObject *get_constant(ResourceObject *self, void *value)
-{
-    (void)self;
-    return Py_NewRef((PyObject *)value);
-}
-
 /* A property that always raises RuntimeError(message), in cuda.core's
  * words: a legacy pinned resource's device_id, a pool's allocation_handle. */
 static PyObject *get_runtime_error(ResourceObject *self, void *message)
@@ -609,6 +618,188 @@ static PyObject *get_handle(ResourceObject *self, void *closure)
 {
     (void)closure;
     return PyLong_FromVoidPtr(strided_memory_resource_pool(self->res).handle);
+}
+
+static PyObject *get_is_ipc_enabled(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(strided_memory_resource_is_ipc_enabled(self->res));
+}
+
+static PyObject *get_is_mapped(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(strided_memory_resource_is_mapped(self->res));
+}
+
+/* uuid.UUID(bytes=<the pool's identity>), or None. */
+static PyObject *get_uuid(ResourceObject *self, void *closure)
+{
+    unsigned char id[STRIDED_IPC_POOL_ID_SIZE];
+    (void)closure;
+    if (!strided_memory_resource_pool_id(self->res, id))
+        Py_RETURN_NONE;
+    PyObject *module = PyImport_ImportModule("uuid");
+    if (module == NULL)
+        return NULL;
+    PyObject *cls = PyObject_GetAttrString(module, "UUID");
+    Py_DECREF(module);
+    if (cls == NULL)
+        return NULL;
+    PyObject *args = PyTuple_New(0);
+    PyObject *kwargs = Py_BuildValue("{s:y#}", "bytes", (const char *)id, (Py_ssize_t)sizeof id);
+    PyObject *uuid = args != NULL && kwargs != NULL ? PyObject_Call(cls, args, kwargs) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    Py_DECREF(cls);
+    return uuid;
+}
+
+static PyObject *resource_object(PyTypeObject *type, strided_memory_resource *res);
+
+PyObject *strided_py_ipc_payload(PyObject *descriptor, const char *cls, const char *arg)
+{
+    PyObject *type = strided_py_ipc_helper(cls);
+    if (type == NULL)
+        return NULL;
+    int ok = PyObject_IsInstance(descriptor, type);
+    Py_DECREF(type);
+    if (ok <= 0) {
+        if (ok == 0)
+            PyErr_Format(PyExc_TypeError,
+                         "Argument '%s' has incorrect type (expected %s, got %.200s)", arg, cls,
+                         Py_TYPE(descriptor)->tp_name);
+        return NULL;
+    }
+    PyObject *payload = PyObject_GetAttrString(descriptor, "_payload");
+    if (payload != NULL && !PyBytes_Check(payload)) {
+        Py_SETREF(payload, NULL);
+        PyErr_SetString(PyExc_TypeError, "the descriptor's payload must be bytes");
+    }
+    return payload;
+}
+
+PyObject *strided_py_ipc_helper(const char *name)
+{
+    static PyObject *module;
+    if (module == NULL && (module = PyImport_ImportModule("strided._ipc")) == NULL)
+        return NULL;
+    return PyObject_GetAttrString(module, name);
+}
+
+/* The pool's IPCAllocationHandle: made once, from a file descriptor the
+ * C library exports, and owned by the resource (cuda.core caches it). */
+static PyObject *get_allocation_handle(ResourceObject *self, void *closure)
+{
+    (void)closure;
+    if (self->alloc_handle != NULL)
+        return Py_NewRef(self->alloc_handle);
+    int fd = -1;
+    strided_status status = strided_memory_resource_export_pool(self->res, &fd);
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_IPC);
+    PyObject *cls = strided_py_ipc_helper("IPCAllocationHandle");
+    PyObject *uuid = cls == NULL ? NULL : get_uuid(self, NULL);
+    PyObject *handle = uuid == NULL
+                           ? NULL
+                           : PyObject_CallMethod(cls, "_init", "iOs", fd, uuid,
+                                                 Py_TYPE(self)->tp_name + strlen("strided."));
+    Py_XDECREF(uuid);
+    Py_XDECREF(cls);
+    if (handle == NULL) {
+        close(fd);
+        return NULL;
+    }
+    self->alloc_handle = Py_NewRef(handle);
+    return handle;
+}
+
+/* cls._import_pool(device_id, fd, uuid_bytes): import a pool another
+ * process exported, as a mapped resource of cls (DeviceMemoryResource on
+ * device_id, PinnedMemoryResource with device_id None). */
+static PyObject *resource_import_pool(PyTypeObject *cls, PyObject *args)
+{
+    PyObject *device_obj, *id_obj;
+    int fd, device = 0;
+    if (!PyArg_ParseTuple(args, "OiO:_import_pool", &device_obj, &fd, &id_obj))
+        return NULL;
+    bool pinned = cls == &PinnedType;
+    if (pinned && device_obj != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "a pinned pool has no device: device_id must be None");
+        return NULL;
+    }
+    if (!pinned && strided_py_as_device_id(device_obj, "device_id", &device) < 0)
+        return NULL;
+    const unsigned char *id = NULL;
+    if (id_obj != Py_None) {
+        if (!PyBytes_Check(id_obj) || PyBytes_GET_SIZE(id_obj) != STRIDED_IPC_POOL_ID_SIZE) {
+            PyErr_SetString(PyExc_TypeError, "the pool's identity must be 16 bytes or None");
+            return NULL;
+        }
+        id = (const unsigned char *)PyBytes_AS_STRING(id_obj);
+    }
+    strided_memory_resource *res = NULL;
+    strided_status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = pinned ? strided_pinned_pool_resource_import(fd, id, &res)
+                    : strided_device_pool_resource_import(device, fd, id, &res);
+    Py_END_ALLOW_THREADS
+    if (status != STRIDED_OK)
+        return strided_py_raise_at(status, STRIDED_PY_IPC);
+    return resource_object(cls, res);
+}
+
+/* Call strided._ipc's helper name with (head, *args) (head may be NULL). */
+static PyObject *call_ipc_helper(const char *name, PyObject *head, PyObject *args)
+{
+    PyObject *fn = strided_py_ipc_helper(name);
+    if (fn == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(args), extra = head != NULL;
+    PyObject *all = PyTuple_New(n + extra);
+    if (all != NULL && head != NULL)
+        PyTuple_SET_ITEM(all, 0, Py_NewRef(head));
+    for (Py_ssize_t i = 0; all != NULL && i < n; i++)
+        PyTuple_SET_ITEM(all, i + extra, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    PyObject *result = all == NULL ? NULL : PyObject_Call(fn, all, NULL);
+    Py_XDECREF(all);
+    Py_DECREF(fn);
+    return result;
+}
+
+static PyObject *resource_from_allocation_handle(PyObject *cls, PyObject *args)
+{
+    /* PinnedMemoryResource.from_allocation_handle(alloc_handle) has no
+     * device: the helper takes None for it. */
+    if (PyTuple_GET_SIZE(args) == 1 && (PyTypeObject *)cls != &DeviceType) {
+        PyObject *with_none = PyTuple_Pack(2, Py_None, PyTuple_GET_ITEM(args, 0));
+        PyObject *r = with_none == NULL
+                          ? NULL
+                          : call_ipc_helper("_from_allocation_handle", cls, with_none);
+        Py_XDECREF(with_none);
+        return r;
+    }
+    return call_ipc_helper("_from_allocation_handle", cls, args);
+}
+
+static PyObject *resource_from_registry(PyObject *cls, PyObject *args)
+{
+    (void)cls;
+    return call_ipc_helper("_from_registry", NULL, args);
+}
+
+static PyObject *resource_register(PyObject *self, PyObject *args)
+{
+    return call_ipc_helper("_register", self, args);
+}
+
+static PyObject *resource_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *none = PyTuple_New(0);
+    PyObject *r = none == NULL ? NULL : call_ipc_helper("_reduce_resource", self, none);
+    Py_XDECREF(none);
+    return r;
 }
 
 static PyObject *get_numa_id(ResourceObject *self, void *closure)
@@ -1273,10 +1464,43 @@ static PyMethodDef pool_methods[] = {
     POOL_METHODS{NULL, NULL, 0, NULL},
 };
 
+/* The IPC methods of the pools that share with other processes. */
+#define IPC_METHODS                                                                                \
+    {"_import_pool", (PyCFunction)resource_import_pool, METH_VARARGS | METH_CLASS,                 \
+     "_import_pool(device_id, fd, uuid_bytes, /)\n--\n\nImport another process's pool (for "       \
+     "from_allocation_handle)."},                                                                  \
+        {"from_allocation_handle", (PyCFunction)resource_from_allocation_handle,                   \
+         METH_VARARGS | METH_CLASS,                                                                \
+         "from_allocation_handle(device_id, alloc_handle)  (PinnedMemoryResource: alloc_handle)\n" \
+         "--\n"                                                                                    \
+         "\n"                                                                                      \
+         "A mapped resource of the pool another process exported: IPC-enabled, allocating\n"       \
+         "nothing, importing that process's buffers (Buffer.from_ipc_descriptor).\n"               \
+         "\n"                                                                                      \
+         "alloc_handle is an IPCAllocationHandle (its pool is then registered under its\n"         \
+         "UUID, and a pool registered already is returned) or a file descriptor (an int,\n"        \
+         "which the caller still owns and closes). Raises RuntimeError for a closed\n"             \
+         "handle and when the driver refuses the pool, TypeError for another resource's\n"         \
+         "handle."},                                                                               \
+        {"from_registry", (PyCFunction)resource_from_registry, METH_VARARGS | METH_CLASS,          \
+         "from_registry($cls, uuid, /)\n--\n\nThe mapped resource registered under uuid; "         \
+         "RuntimeError "                                                                           \
+         "(\"Memory resource <uuid> was not found\") when there is none."},                        \
+        {"register", (PyCFunction)resource_register, METH_VARARGS,                                 \
+         "register($self, uuid, /)\n--\n\nRegister this IPC-enabled resource under uuid and "      \
+         "return it, or the resource registered there already."},                                  \
+        {"__reduce__", (PyCFunction)resource_reduce, METH_NOARGS,                                  \
+         "__reduce__($self, /)\n--\n\nPickle as the UUID of an IPC-enabled pool, found in the "    \
+         "receiving process's registry (multiprocessing sends the pool itself)."},
+
+static PyMethodDef pinned_methods[] = {
+    POOL_METHODS IPC_METHODS{NULL, NULL, 0, NULL},
+};
+
 /* DeviceMemoryResource's: the pool's, and those peer_accessible_by's set
  * calls. */
 static PyMethodDef device_methods[] = {
-    POOL_METHODS{
+    POOL_METHODS IPC_METHODS{
         "_peer_access", (PyCFunction)resource_peer_access, METH_NOARGS,
         "_peer_access($self, /)\n--\n\nThe devices with access to the pool (for the proxy)."},
     {"_update_peer_access", (PyCFunction)resource_update_peer_access, METH_VARARGS,
@@ -1292,10 +1516,6 @@ static PyMethodDef device_methods[] = {
     {                                       \
         name, (getter)(fn), NULL, doc, NULL \
     }
-#define CONSTANT(name, value, doc)                             \
-    {                                                          \
-        name, (getter)get_constant, NULL, doc, (void *)(value) \
-    }
 #define RAISES(name, message, doc)                                    \
     {                                                                 \
         name, (getter)get_runtime_error, NULL, doc, (void *)(message) \
@@ -1309,27 +1529,28 @@ static PyMethodDef device_methods[] = {
                "Whether the host can reach the memory."),        \
         GETTER("is_managed", get_is_managed, "Whether the memory is CUDA managed memory.")
 
-#define POOL_GETSET                                                                              \
-    GETTER("is_closed", get_is_closed, "Whether close() was called."),                           \
-        GETTER("is_handle_owned", get_is_handle_owned,                                           \
-               "Whether this resource created its pool and destroys it; False once closed."),    \
-        GETTER("handle", get_handle,                                                             \
-               "The pool (a CUmemoryPool) as an int.\n"                                          \
-               "\n"                                                                              \
-               "0 for a resource that allocates without a pool, and once closed."),              \
-        GETTER("attributes", get_attributes,                                                     \
-               "The pool's attributes, a _MemPoolAttributes.\n"                                  \
-               "\n"                                                                              \
-               "Raises RuntimeError once the resource is closed, NotImplementedError for a\n"    \
-               "resource that allocates without a pool."),                                       \
-        CONSTANT("is_ipc_enabled", Py_False,                                                     \
-                 "Whether the pool's memory can be shared with other processes: always False."), \
-        CONSTANT("is_mapped", Py_False,                                                          \
-                 "Whether the pool was imported from another process: always False."),           \
-        CONSTANT("uuid", Py_None,                                                                \
-                 "The pool's IPC identity: always None (the pool is not IPC-enabled)."),         \
-        RAISES("allocation_handle", "Memory resource is not IPC-enabled",                        \
-               "The pool's IPC handle: raises RuntimeError, since the pool is not IPC-enabled.")
+#define POOL_GETSET                                                                                \
+    GETTER("is_closed", get_is_closed, "Whether close() was called."),                             \
+        GETTER("is_handle_owned", get_is_handle_owned,                                             \
+               "Whether this resource created its pool and destroys it; False once closed."),      \
+        GETTER("handle", get_handle,                                                               \
+               "The pool (a CUmemoryPool) as an int.\n"                                            \
+               "\n"                                                                                \
+               "0 for a resource that allocates without a pool, and once closed."),                \
+        GETTER("attributes", get_attributes,                                                       \
+               "The pool's attributes, a _MemPoolAttributes.\n"                                    \
+               "\n"                                                                                \
+               "Raises RuntimeError once the resource is closed, NotImplementedError for a\n"      \
+               "resource that allocates without a pool."),                                         \
+        GETTER("is_ipc_enabled", get_is_ipc_enabled,                                               \
+               "Whether the pool's memory can be shared with other processes."),                   \
+        GETTER("is_mapped", get_is_mapped, "Whether the pool was imported from another process."), \
+        GETTER("uuid", get_uuid,                                                                   \
+               "The pool's IPC identity, a uuid.UUID; None when it is not IPC-enabled."),          \
+        GETTER("allocation_handle", get_allocation_handle,                                         \
+               "The pool's IPC handle: raises RuntimeError (\"Memory resource is not\n"            \
+               "IPC-enabled\" for a pool that is not; the binding does not export pools\n"         \
+               "yet).")
 
 #define END_GETSET                   \
     {                                \
@@ -1420,7 +1641,7 @@ BUILTIN_TYPE(HostType, "HostMemoryResource", host_new, builtin_methods, host_get
              ">>> buf = mr.allocate(100)\n"
              ">>> buf.handle % 256, buf.device_id, mr.is_host_accessible\n"
              "(0, -1, True)");
-BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new, pool_methods, pinned_getset,
+BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new, pinned_methods, pinned_getset,
              "PinnedMemoryResource(options=None)\n"
              "--\n"
              "\n"
@@ -1445,7 +1666,8 @@ BUILTIN_TYPE(PinnedType, "PinnedMemoryResource", pinned_new, pool_methods, pinne
              "OverflowError\n"
              "    If max_size is negative or numa_id too large.\n"
              "NotImplementedError\n"
-             "    If ipc_enabled is true (IPC-enabled pools are not supported yet).\n"
+             "    If ipc_enabled is true and device 0's pools cannot export POSIX file\n"
+             "    descriptors (or the platform is not Linux).\n"
              "RuntimeError\n"
              "    Without a CUDA driver, or when the driver fails.");
 BUILTIN_TYPE(LegacyPinnedType, "LegacyPinnedMemoryResource", legacy_pinned_new, builtin_methods,
@@ -1490,7 +1712,8 @@ BUILTIN_TYPE(DeviceType, "DeviceMemoryResource", device_new, device_methods, dev
              "OverflowError\n"
              "    If max_size is negative.\n"
              "NotImplementedError\n"
-             "    If ipc_enabled is true, or the device has no memory pools.\n"
+             "    If the device has no memory pools, or ipc_enabled is true and its pools\n"
+             "    cannot export POSIX file descriptors.\n"
              "RuntimeError\n"
              "    Without a CUDA driver, or when the driver fails.\n"
              "\n"

@@ -23,11 +23,13 @@
 /* Where a failed libstrided call was made, which decides its exception
  * (errors.c has the table). */
 typedef enum {
-    STRIDED_PY_CALL = 0,     /* any call: ValueError, OverflowError, ... */
-    STRIDED_PY_DLPACK = 1,   /* the DLPack boundary: a tensor or request that
+    STRIDED_PY_CALL = 0,      /* any call: ValueError, OverflowError, ... */
+    STRIDED_PY_DLPACK = 1,    /* the DLPack boundary: a tensor or request that
                                 cannot be taken is a BufferError */
-    STRIDED_PY_INTERFACE = 2 /* an array-interface or torch import: what
+    STRIDED_PY_INTERFACE = 2, /* an array-interface or torch import: what
                                 strided does not take is a BufferError */
+    STRIDED_PY_IPC = 3        /* sharing with other processes: what cannot be
+                                shared is a RuntimeError, as in cuda.core */
 } strided_py_boundary;
 
 /* Raise the exception for a failed libstrided call made where (the calling
@@ -178,6 +180,16 @@ PyObject *strided_py_hold_join(PyObject *hold);
 /* Count one holder less and drop its reference to hold (NULL is allowed).
  * Call it before the holder drops its reference to the C buffer. */
 void strided_py_hold_leave(PyObject *hold);
+
+/* strided._ipc's attribute name (new reference), or NULL with an
+ * exception: the Python side of sharing with other processes. */
+PyObject *strided_py_ipc_helper(const char *name);
+
+/* The payload bytes (new reference) of descriptor, an instance of
+ * strided._ipc's class cls, the argument named arg; NULL with TypeError
+ * ("Argument 'ipc_descriptor' has incorrect type (expected
+ * IPCBufferDescriptor, got int)") for anything else. */
+PyObject *strided_py_ipc_payload(PyObject *descriptor, const char *cls, const char *arg);
 
 /* The C resource behind a Python memory resource (a new reference): the
  * built-in resources' own, or for any other object a resource whose

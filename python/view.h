@@ -72,6 +72,13 @@ PyObject *strided_py_view_dtype(strided_py_view *self);
 /* A tuple of n ints, each v[i] * scale. New reference. */
 PyObject *strided_py_int64_tuple(int n, const int64_t *v, int64_t scale);
 
+/* view_ipc.c: sharing a view with another process. */
+PyObject *strided_py_view_get_ipc_descriptor(strided_py_view *self, PyObject *const *args,
+                                             Py_ssize_t nargs, PyObject *kwnames);
+PyObject *strided_py_view_from_ipc_descriptor(PyObject *cls, PyObject *const *args,
+                                              Py_ssize_t nargs, PyObject *kwnames);
+PyObject *strided_py_view_reduce(strided_py_view *self, PyObject *unused);
+
 /* view_import.c: the class methods that make views of other objects, and
  * the deprecated constructor. */
 PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,

@@ -529,6 +529,34 @@ static PyGetSetDef view_getset[] = {
 #define KW (METH_FASTCALL | METH_KEYWORDS)
 
 static PyMethodDef view_methods[] = {
+    {"get_ipc_descriptor", (PyCFunction)(void (*)(void))strided_py_view_get_ipc_descriptor, KW,
+     "get_ipc_descriptor($self, /, *, stream=None)\n"
+     "--\n"
+     "\n"
+     "An IPCViewDescriptor for another process: the view's buffer (shared as\n"
+     "Buffer.ipc_descriptor shares it), origin, layout, dtype, device and read-only\n"
+     "flag, in strided's versioned format (docs/ipc.md).\n"
+     "\n"
+     "With a stream, an interprocess event is recorded on it and travels with the\n"
+     "descriptor: from_ipc_descriptor makes the importer's stream wait on it, so the\n"
+     "consumer's work follows the producer's without a host synchronization. The\n"
+     "descriptor object keeps the event: keep it until every consumer has imported.\n"
+     "The view's memory must stay alive while another process uses it."},
+    {"from_ipc_descriptor", (PyCFunction)(void (*)(void))strided_py_view_from_ipc_descriptor,
+     KW | METH_CLASS,
+     "from_ipc_descriptor(descriptor, mr=None, *, stream=None)\n"
+     "--\n"
+     "\n"
+     "The view another process exported (get_ipc_descriptor), over its memory mapped\n"
+     "into this process: mr is the mapped resource of the exporter's pool for a pool\n"
+     "allocation (DeviceMemoryResource.from_allocation_handle), None for legacy IPC;\n"
+     "stream (None: the legacy default stream) waits on the descriptor's event and\n"
+     "is the deallocation stream of a pool allocation. Raises ValueError for a\n"
+     "truncated, corrupted, foreign or misdirected descriptor, RuntimeError when the\n"
+     "driver refuses it."},
+    {"__reduce__", (PyCFunction)strided_py_view_reduce, METH_NOARGS,
+     "__reduce__($self, /)\n--\n\nPickle as the buffer's memory resource and the view "
+     "descriptor: unpickling imports the view in the receiving process."},
     {"from_buffer", (PyCFunction)(void (*)(void))view_from_buffer, KW | METH_CLASS,
      "from_buffer(buffer, shape, strides=None, *, itemsize=None, dtype=None, is_readonly=False)\n"
      "from_buffer(buffer, layout, dtype=None, is_readonly=False)\n"

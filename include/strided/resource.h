@@ -27,8 +27,9 @@
  * back once the last allocation made from it is freed. The options follow
  * cuda.core's DeviceMemoryResourceOptions, PinnedMemoryResourceOptions and
  * ManagedMemoryResourceOptions, and the create functions check them by
- * cuda.core's rules, with its messages. Pools that export their memory to
- * other processes (IPC) are not supported yet.
+ * cuda.core's rules, with its messages. Device and pinned pools created
+ * with ipc_enabled export their memory to other processes (IPC; Linux
+ * only): strided/ipc.h.
  *
  * CUDA work runs in the primary context of the resource's device, made
  * current for the call and restored afterwards, so no context needs to be
@@ -170,8 +171,8 @@ typedef struct strided_memory_location {
 /* Options of a device memory pool (cuda.core's
  * DeviceMemoryResourceOptions). */
 typedef struct strided_device_pool_options {
-    bool ipc_enabled; /* must be false: IPC-enabled pools are not supported
-                         yet */
+    bool ipc_enabled; /* the pool exports its memory to other processes
+                         (POSIX file-descriptor handles; strided/ipc.h) */
     int64_t max_size; /* the most bytes the pool reserves; 0: the driver's
                          default; never negative */
 } strided_device_pool_options;
@@ -207,7 +208,8 @@ typedef struct strided_managed_pool_options {
  * options NULL the device's current pool, not owned (its release threshold
  * is raised to UINT64_MAX when it is 0); with options a new pool of device
  * memory on device (cuMemPoolCreate: location the device, the driver's
- * PINNED allocation type of every non-managed pool, no export handles,
+ * PINNED allocation type of every non-managed pool, POSIX file-descriptor
+ * export handles when options->ipc_enabled and none otherwise,
  * options->max_size), owned by the resource. device_id is device.
  *   device   the device's ordinal
  *   options  borrowed for the call; NULL for the device's current pool
@@ -215,10 +217,12 @@ typedef struct strided_managed_pool_options {
  * Returns, in the order of the checks: STRIDED_ERR_INVALID_ARGUMENT for a
  * NULL out (also without a driver); STRIDED_ERR_NO_CUDA_DRIVER;
  * STRIDED_ERR_INVALID_ARGUMENT for a device that does not exist;
- * STRIDED_ERR_UNSUPPORTED for options->ipc_enabled ("IPC-enabled memory
- * pools are not supported yet"); STRIDED_ERR_OVERFLOW for a negative
- * max_size ("can't convert negative value to size_t", as cuda.core);
- * STRIDED_ERR_UNSUPPORTED when the device has no memory pools;
+ * STRIDED_ERR_OVERFLOW for a negative max_size ("can't convert negative
+ * value to size_t", as cuda.core); STRIDED_ERR_UNSUPPORTED when the device
+ * has no memory pools, and for ipc_enabled when its pools cannot export
+ * POSIX file descriptors ("IPC-enabled memory pools need POSIX file
+ * descriptor handles, which the memory pools of device 0 do not support")
+ * or the platform is not Linux;
  * STRIDED_ERR_CUDA for a failing driver call (cuMemPoolCreate refuses a
  * pool the device cannot make); STRIDED_ERR_OUT_OF_MEMORY. */
 STRIDED_API strided_status strided_device_pool_resource_create(
@@ -227,21 +231,23 @@ STRIDED_API strided_status strided_device_pool_resource_create(
 /* Page-locked host memory: with options NULL as
  * strided_pinned_resource_create (no pool); with options from a new pinned
  * memory pool on the host (cuMemPoolCreate: location HOST, or HOST_NUMA on
- * options->numa_id; PINNED allocation type; no export handles;
+ * options->numa_id; PINNED allocation type; export handles as for a
+ * device pool;
  * options->max_size), owned by the resource, in stream order. Host and
  * device accessible, device_id -1; the driver calls run in device 0's
  * primary context.
  *   options  borrowed for the call; NULL for cuMemHostAlloc
  *   out      out-parameter: the new resource with one reference
  * Returns, in the order of the checks: STRIDED_ERR_INVALID_ARGUMENT for a
- * NULL out; STRIDED_ERR_UNSUPPORTED for ipc_enabled and
- * STRIDED_ERR_OVERFLOW for a negative max_size (as
+ * NULL out; STRIDED_ERR_OVERFLOW for a negative max_size (as
  * strided_device_pool_resource_create); STRIDED_ERR_INVALID_ARGUMENT for a
  * negative numa_id ("numa_id must be >= 0, got -2", as cuda.core) and
  * STRIDED_ERR_OVERFLOW for one beyond a C int; STRIDED_ERR_NO_CUDA_DRIVER;
  * STRIDED_ERR_INVALID_ARGUMENT when there is no device 0;
- * STRIDED_ERR_CUDA for a failing driver call (cuMemPoolCreate refuses a
- * pool the system cannot make); STRIDED_ERR_OUT_OF_MEMORY. */
+ * STRIDED_ERR_UNSUPPORTED for ipc_enabled where device 0's pools cannot
+ * export POSIX file descriptors; STRIDED_ERR_CUDA for a failing driver
+ * call (cuMemPoolCreate refuses a pool the system cannot make);
+ * STRIDED_ERR_OUT_OF_MEMORY. */
 STRIDED_API strided_status strided_pinned_pool_resource_create(
     const strided_pinned_pool_options *options, strided_memory_resource **out);
 

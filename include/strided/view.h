@@ -33,6 +33,7 @@
 
 #include "strided/api.h"
 #include "strided/buffer.h"
+#include "strided/ipc.h"
 #include "strided/dlpack.h"
 #include "strided/dtype.h"
 #include "strided/layout.h"
@@ -427,6 +428,89 @@ STRIDED_API int strided_dlpack_exchange_alloc(strided_dl_tensor *prototype,
                                               strided_dl_managed_tensor_versioned **out,
                                               void *error_ctx,
                                               strided_dlpack_set_error_fn set_error);
+
+/* Views across processes. A view descriptor carries what a process on the
+ * same machine needs to use the same view: its buffer's IPC descriptor
+ * (strided/ipc.h, with the buffer's identity checks), the view's origin,
+ * layout, dtype, device and read-only flag, and optionally the handle of
+ * an interprocess CUDA event for the consumer's stream to wait on, so that
+ * it orders its work after the producer's without a host synchronization.
+ * The format is versioned and documented byte by byte in docs/ipc.md, so a
+ * process in any language can read it; its size is
+ * STRIDED_VIEW_IPC_DESCRIPTOR_SIZE(ndim). A view of a buffer of size 0
+ * cannot be shared (it has no memory to map).
+ *
+ * Ownership and lifetimes: those of strided/ipc.h. The exporter keeps the
+ * view's buffer (and an event it sends) alive while the consumer uses them;
+ * the imported view holds the one reference to its imported buffer, whose
+ * mapping goes when the view and every view made from it are released. */
+
+#define STRIDED_VIEW_IPC_DESCRIPTOR_VERSION 1
+#define STRIDED_VIEW_IPC_DESCRIPTOR_SIZE(ndim) (328 + 16 * (size_t)(ndim))
+
+/* An interprocess CUDA event recorded on a producer's stream
+ * (CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING), to travel with a view
+ * descriptor. */
+typedef struct strided_ipc_event strided_ipc_event;
+
+/* Create an interprocess event in device's primary context and record it
+ * on stream (NULL: the legacy default stream).
+ *   out  out-parameter: the event, which the caller releases with
+ *        strided_ipc_event_release once every consumer has imported the
+ *        descriptors that carry it
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out (first) and a device
+ * that does not exist; STRIDED_ERR_NO_CUDA_DRIVER; STRIDED_ERR_CUDA for a
+ * failing driver call; STRIDED_ERR_OUT_OF_MEMORY. Nothing is left on
+ * failure. */
+STRIDED_API strided_status strided_ipc_event_record(int device, void *stream,
+                                                    strided_ipc_event **out);
+
+/* Destroy an event of strided_ipc_event_record. NULL is allowed. */
+STRIDED_API void strided_ipc_event_release(strided_ipc_event *event);
+
+/* Write view's descriptor for another process.
+ *   view      borrowed
+ *   event     NULL, or an event (borrowed) whose handle travels with the
+ *             descriptor: the importer's stream waits on it
+ *   out       out-parameter: room for capacity bytes (may be NULL when
+ *             capacity is 0)
+ *   out_size  out-parameter: the descriptor's size,
+ *             STRIDED_VIEW_IPC_DESCRIPTOR_SIZE(view->layout.ndim), written
+ *             also when capacity is too small (then nothing else is)
+ * Returns, in the order of the checks, STRIDED_ERR_INVALID_ARGUMENT for a
+ * NULL view or out_size, a released view, and a capacity below the size
+ * ("view_export_ipc: the descriptor needs 360 bytes, room for 100"); the
+ * errors of strided_buffer_export_ipc under this operation's name. */
+STRIDED_API strided_status strided_view_export_ipc(const strided_view *view,
+                                                   const strided_ipc_event *event, void *out,
+                                                   size_t capacity, size_t *out_size);
+
+/* Import a view descriptor another process wrote: the buffer it names
+ * (strided_buffer_import_ipc) and the view over it. When the descriptor
+ * carries an event, stream waits on it (cuIpcOpenEventHandle,
+ * cuStreamWaitEvent) before this returns: work queued on stream afterwards
+ * runs after the producer's.
+ *   mr          as strided_buffer_import_ipc (the pool's mapped resource;
+ *               may be NULL for legacy sharing)
+ *   descriptor  size bytes, borrowed for the call
+ *   stream      the consumer's stream (NULL: the legacy default stream):
+ *               waits on the event, and is the buffer's deallocation
+ *               stream for pool sharing
+ *   out         out-parameter: the view, holding the only reference to its
+ *               new buffer
+ * Returns STRIDED_ERR_INVALID_ARGUMENT, in this order, for a NULL
+ * descriptor or out; a size below STRIDED_VIEW_IPC_DESCRIPTOR_SIZE(0) or
+ * one that is not the size of its ndim ("truncated or too long: a view
+ * descriptor of 2 dimensions is 360 bytes, got 300"); a descriptor that is
+ * not one, of another version, corrupted (its checksum), or whose fields
+ * are invalid (flags, ndim above 64, a layout strided_layout_validate
+ * refuses, a device that is not the buffer's); then the errors of
+ * strided_buffer_import_ipc, of the event (STRIDED_ERR_CUDA) and of
+ * strided_view_view (a layout that leaves the buffer). Nothing is mapped
+ * and out is untouched on failure. */
+STRIDED_API strided_status strided_view_import_ipc(strided_memory_resource *mr,
+                                                   const void *descriptor, size_t size,
+                                                   void *stream, strided_view *out);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,14 @@ cuda.core's ``Buffer`` and memory resources, ``ManagedBuffer`` (with
 ``ManagedMemoryLocationType``) its managed buffers, and ``CopyOptions``
 (with ``MemcpySrcAccessOrder`` and ``MemcpyOverlapMode``) its copy hints.
 
+Sharing with other processes (CUDA IPC, Linux): IPC-enabled pools'
+``allocation_handle`` (an ``IPCAllocationHandle``), ``from_allocation_handle``,
+``Buffer.ipc_descriptor`` (an ``IPCBufferDescriptor``) and
+``Buffer.from_ipc_descriptor`` are cuda.core's; resources and buffers cross
+``multiprocessing`` and ``pickle`` as cuda.core's do, and a
+``StridedMemoryView`` crosses too (``get_ipc_descriptor``, an
+``IPCViewDescriptor``, and ``from_ipc_descriptor``); see docs/ipc.md.
+
 ``StridedMemoryView`` matches cuda.core's ``StridedMemoryView`` (DLPack,
 CUDA Array Interface and array-interface import, ``from_buffer`` in both of
 its forms, ``view``, DLPack and CUDA Array Interface export), and
@@ -46,6 +54,7 @@ from strided._strided import (
     copy_plan,
 )
 from strided._copy import CopyAllocatorOptions
+from strided._ipc import IPCAllocationHandle, IPCBufferDescriptor, IPCViewDescriptor, _register_reducers
 from strided._options import (
     CopyOptions,
     DeviceMemoryResourceOptions,
@@ -74,6 +83,9 @@ __all__ = [
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
     "HostMemoryResource",
+    "IPCAllocationHandle",
+    "IPCBufferDescriptor",
+    "IPCViewDescriptor",
     "LegacyPinnedMemoryResource",
     "ManagedBuffer",
     "ManagedMemoryLocationType",
@@ -98,3 +110,6 @@ __all__ = [
     "_StridedLayout",
     "__version__",
 ]
+
+_register_reducers(DeviceMemoryResource, PinnedMemoryResource)
+del _register_reducers

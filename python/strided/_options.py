@@ -194,8 +194,8 @@ class DeviceMemoryResourceOptions:
     ----------
     ipc_enabled : bool, optional
         Whether the pool's memory may be shared with other processes
-        (converted with ``bool()``). IPC-enabled pools are not supported
-        yet: the resource refuses True with NotImplementedError.
+        (converted with ``bool()``): the pool is created with POSIX
+        file-descriptor export handles (Linux only).
     max_size : int, optional
         The most bytes the pool reserves (converted with ``int()``); 0, the
         default, leaves it to the driver.
@@ -227,7 +227,7 @@ class PinnedMemoryResourceOptions:
     Parameters
     ----------
     ipc_enabled : bool, optional
-        As in DeviceMemoryResourceOptions (True is not supported yet).
+        As in DeviceMemoryResourceOptions.
     max_size : int, optional
         As in DeviceMemoryResourceOptions.
     numa_id : int, optional

@@ -79,8 +79,26 @@ typedef enum cudaError_enum {
 #define CU_STREAM_LEGACY ((CUstream)0x1)
 #define CU_STREAM_PER_THREAD ((CUstream)0x2)
 
-/* cuEventCreate flag. */
+/* cuEventCreate flags. An event shared with another process
+ * (cuIpcGetEventHandle) is made with both. */
 #define CU_EVENT_DISABLE_TIMING 0x2
+#define CU_EVENT_INTERPROCESS 0x4
+
+/* Inter-process communication: the opaque 64-byte handles of legacy IPC
+ * (cuIpcGetMemHandle, cuIpcGetEventHandle), the export data of one memory
+ * pool allocation (cuMemPoolExportPointer), and the one flag
+ * cuIpcOpenMemHandle takes. */
+#define CU_IPC_HANDLE_SIZE 64
+typedef struct CUipcMemHandle_st {
+    char reserved[CU_IPC_HANDLE_SIZE];
+} CUipcMemHandle;
+typedef struct CUipcEventHandle_st {
+    char reserved[CU_IPC_HANDLE_SIZE];
+} CUipcEventHandle;
+typedef struct CUmemPoolPtrExportData_st {
+    unsigned char reserved[64];
+} CUmemPoolPtrExportData;
+#define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS 0x1
 
 /* Device attributes (cuDeviceGetAttribute). */
 typedef enum CUdevice_attribute_enum {
@@ -95,6 +113,9 @@ typedef enum CUdevice_attribute_enum {
     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
     CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 91,
     CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
+    CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES = 119, /* a mask of
+                                      CUmemAllocationHandleType */
+    CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED = 125,
     CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = 134
 } CUdevice_attribute;
 

@@ -81,6 +81,18 @@ typedef struct strided__driver {
     CUresult (*cuMemPoolSetAccess)(CUmemoryPool, const CUmemAccessDesc *, size_t);
     CUresult (*cuMemPoolGetAccess)(CUmemAccess_flags *, CUmemoryPool, CUmemLocation *);
     CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+    CUresult (*cuMemPoolExportToShareableHandle)(void *, CUmemoryPool, CUmemAllocationHandleType,
+                                                 unsigned long long);
+    CUresult (*cuMemPoolImportFromShareableHandle)(CUmemoryPool *, void *,
+                                                   CUmemAllocationHandleType, unsigned long long);
+    CUresult (*cuMemPoolExportPointer)(CUmemPoolPtrExportData *, CUdeviceptr);
+    CUresult (*cuMemPoolImportPointer)(CUdeviceptr *, CUmemoryPool, CUmemPoolPtrExportData *);
+    CUresult (*cuMemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
+    CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr);
+    CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned int);
+    CUresult (*cuIpcCloseMemHandle)(CUdeviceptr);
+    CUresult (*cuIpcGetEventHandle)(CUipcEventHandle *, CUevent);
+    CUresult (*cuIpcOpenEventHandle)(CUevent *, CUipcEventHandle);
     /* Optional: NULL when the driver lacks them. The advice and prefetch of
      * CUDA 8.0 take a device ordinal (CU_DEVICE_CPU: the host); their
      * CUDA 12.2 variants (cuMemAdvise and cuMemPrefetchAsync asked for at

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "cuda/driver.h"
+#include "memory/ipc.h"
 #include "memory/memory.h"
 #include "strided/buffer.h"
 
@@ -353,4 +354,9 @@ strided_status strided_buffer_set_deallocation_stream(strided_buffer *b, void *s
                              "it has no deallocation stream");
     atomic_store(&b->stream, stream);
     return STRIDED_OK;
+}
+
+void *strided__buffer_release_context(const strided_buffer *b, strided_release_fn release)
+{
+    return b->mr == NULL && b->release == release ? b->context : NULL;
 }

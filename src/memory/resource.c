@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "cuda/driver.h"
+#include "memory/ipc.h"
 #include "memory/memory.h"
+#include "strided/ipc.h"
 #include "strided/resource.h"
 
 struct strided_memory_resource {
@@ -85,6 +87,15 @@ void *strided_memory_resource_self(const strided_memory_resource *mr)
 }
 
 static const char *resource_name(const strided_memory_resource *mr);
+
+/* Where a pool of a resource with this device_id puts its memory: the
+ * device, or the host (-1). */
+static strided_memory_location device_id_location(int device_id)
+{
+    if (device_id < 0)
+        return (strided_memory_location){STRIDED_LOCATION_HOST, -1};
+    return (strided_memory_location){STRIDED_LOCATION_DEVICE, device_id};
+}
 
 strided_status strided__resource_allocate(strided_memory_resource *mr, size_t size, void *stream,
                                           void **out_ptr)
@@ -216,6 +227,10 @@ typedef struct cuda_state {
     CUmemoryPool pool;
     bool owned; /* pool is the resource's own, not yet destroyed */
     strided_memory_location location;
+    bool ipc;    /* the pool exports to other processes, or was imported */
+    bool mapped; /* the pool was imported from another process */
+    bool has_id; /* id is the pool's identity */
+    unsigned char id[STRIDED_IPC_POOL_ID_SIZE];
 } cuda_state;
 
 static strided_status cuda_state_new(const char *op, cuda_kind kind, const char *name, int device,
@@ -234,7 +249,8 @@ static strided_status cuda_state_new(const char *op, cuda_kind kind, const char 
     cuda_state *s = strided__malloc(sizeof *s);
     if (s == NULL)
         return strided__fail(STRIDED_ERR_OUT_OF_MEMORY, op, "cannot allocate a memory resource");
-    *s = (cuda_state){cu, kind, name, device, NULL, false, {STRIDED_LOCATION_NONE, -1}};
+    *s = (cuda_state){cu,    kind,  name,  device, NULL, false, {STRIDED_LOCATION_NONE, -1},
+                      false, false, false, {0}};
     *out = s;
     return STRIDED_OK;
 }
@@ -269,6 +285,10 @@ static strided_status cuda_allocate(void *self, size_t size, void *stream, void 
 {
     const cuda_state *s = self;
     strided__context_scope scope;
+    /* A mapped pool's memory is the exporter's to allocate. */
+    if (s->mapped)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "alloc",
+                             "Cannot allocate from a mapped IPC-enabled memory resource");
     /* Nothing to allocate: the driver would refuse a size of 0. */
     if (size == 0) {
         *out_ptr = NULL;
@@ -334,10 +354,36 @@ static void cuda_destroy(void *self)
 static const strided_memory_resource_ops cuda_ops = {
     .allocate = cuda_allocate, .deallocate = cuda_deallocate, .destroy = cuda_destroy};
 
+/* IPC-enabled pools export POSIX file descriptors: the platform must be
+ * Linux and the device's pools must support that handle type. */
+static strided_status check_ipc_handles(const char *op, const cuda_state *s)
+{
+#ifndef __linux__
+    (void)s;
+    return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                         "IPC-enabled memory pools need POSIX file descriptor handles, which "
+                         "strided supports on Linux only");
+#else
+    CUdevice dev;
+    int types = 0;
+    strided_status status = STRIDED_CUDA_CHECK(op, s->cu->cuDeviceGet(&dev, s->device));
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(
+            op, s->cu->cuDeviceGetAttribute(
+                    &types, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, dev));
+    if (status == STRIDED_OK && !(types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+        status = strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                               "IPC-enabled memory pools need POSIX file descriptor handles, "
+                               "which the memory pools of device %d do not support",
+                               s->device);
+    return status;
+#endif
+}
+
 /* Create a pool of the given kind at loc for the state, which then owns
- * it. */
+ * it; ipc: one that exports POSIX file descriptors, with a new identity. */
 static strided_status create_pool(const char *op, cuda_state *s, CUmemAllocationType type,
-                                  strided_memory_location loc, int64_t max_size)
+                                  strided_memory_location loc, int64_t max_size, bool ipc)
 {
     static const CUmemLocationType types[] = {
         [STRIDED_LOCATION_NONE] = CU_MEM_LOCATION_TYPE_NONE,
@@ -348,12 +394,17 @@ static strided_status create_pool(const char *op, cuda_state *s, CUmemAllocation
     CUmemPoolProps props;
     memset(&props, 0, sizeof props);
     props.allocType = type;
-    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.handleTypes = ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
     props.location.type = types[loc.type];
     props.location.id = loc.id;
     props.maxSize = (size_t)max_size;
+    strided_status status = ipc ? check_ipc_handles(op, s) : STRIDED_OK;
+    if (status == STRIDED_OK && ipc)
+        status = strided__ipc_random(op, s->id, sizeof s->id);
+    if (status != STRIDED_OK)
+        return status;
     strided__context_scope scope;
-    strided_status status = strided__context_enter(op, s->cu, s->device, &scope);
+    status = strided__context_enter(op, s->cu, s->device, &scope);
     if (status != STRIDED_OK)
         return status;
     status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolCreate(&s->pool, &props));
@@ -362,6 +413,7 @@ static strided_status create_pool(const char *op, cuda_state *s, CUmemAllocation
         s->kind = POOL;
         s->owned = true;
         s->location = loc;
+        s->ipc = s->has_id = ipc;
     }
     return status;
 }
@@ -394,11 +446,8 @@ strided_status strided_legacy_pinned_resource_create(strided_memory_resource **o
 }
 
 /* The rules both pool options with ipc_enabled and max_size share. */
-static strided_status check_pool_size(const char *op, bool ipc_enabled, int64_t max_size)
+static strided_status check_pool_size(const char *op, int64_t max_size)
 {
-    if (ipc_enabled)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "IPC-enabled memory pools are not supported yet");
     if (max_size < 0)
         return strided__fail(STRIDED_ERR_OVERFLOW, op,
                              "can't convert negative value to size_t: max_size is %lld",
@@ -423,7 +472,7 @@ strided_status strided_pinned_pool_resource_create(const strided_pinned_pool_opt
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
     strided_memory_location loc = {STRIDED_LOCATION_HOST, -1};
     if (options != NULL) {
-        strided_status status = check_pool_size(op, options->ipc_enabled, options->max_size);
+        strided_status status = check_pool_size(op, options->max_size);
         if (status == STRIDED_OK && options->has_numa_id && options->numa_id < 0)
             status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                                    "numa_id must be >= 0, got %lld", (long long)options->numa_id);
@@ -437,7 +486,8 @@ strided_status strided_pinned_pool_resource_create(const strided_pinned_pool_opt
     cuda_state *s = NULL;
     strided_status status = cuda_state_new(op, PINNED, "PinnedMemoryResource", 0, &s);
     if (status == STRIDED_OK && options != NULL)
-        status = create_pool(op, s, CU_MEM_ALLOCATION_TYPE_PINNED, loc, options->max_size);
+        status = create_pool(op, s, CU_MEM_ALLOCATION_TYPE_PINNED, loc, options->max_size,
+                             options->ipc_enabled);
     if (status != STRIDED_OK) {
         strided__free(s);
         return status;
@@ -489,7 +539,7 @@ strided_status strided_device_pool_resource_create(int device,
     CUdevice dev;
     int pools = 0;
     if (options != NULL)
-        status = check_pool_size(op, options->ipc_enabled, options->max_size);
+        status = check_pool_size(op, options->max_size);
     if (status == STRIDED_OK)
         status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGet(&dev, device));
     if (status == STRIDED_OK)
@@ -503,7 +553,7 @@ strided_status strided_device_pool_resource_create(int device,
     else if (status == STRIDED_OK)
         status = create_pool(op, s, CU_MEM_ALLOCATION_TYPE_PINNED,
                              (strided_memory_location){STRIDED_LOCATION_DEVICE, device},
-                             options->max_size);
+                             options->max_size, options->ipc_enabled);
     if (status != STRIDED_OK) {
         strided__free(s);
         return status;
@@ -629,7 +679,7 @@ strided_status strided_managed_pool_resource_create(int device,
     if (options != NULL)
         status = resolve_location(op, s, &loc);
     if (status == STRIDED_OK && options != NULL)
-        status = create_pool(op, s, CU_MEM_ALLOCATION_TYPE_MANAGED, loc, 0);
+        status = create_pool(op, s, CU_MEM_ALLOCATION_TYPE_MANAGED, loc, 0, false);
     if (status != STRIDED_OK) {
         strided__free(s);
         return status;
@@ -969,4 +1019,119 @@ strided_status strided_memory_resource_set_peer_access(strided_memory_resource *
 {
     peer_change c = {devices, count, NULL, 0, true, false};
     return change_peer_access("peer_access", mr, &c);
+}
+
+bool strided_memory_resource_is_ipc_enabled(const strided_memory_resource *mr)
+{
+    const cuda_state *s = cuda_state_of(mr);
+    return s != NULL && s->ipc;
+}
+
+bool strided_memory_resource_is_mapped(const strided_memory_resource *mr)
+{
+    const cuda_state *s = cuda_state_of(mr);
+    return s != NULL && s->mapped;
+}
+
+bool strided_memory_resource_pool_id(const strided_memory_resource *mr,
+                                     unsigned char out[STRIDED_IPC_POOL_ID_SIZE])
+{
+    const cuda_state *s = cuda_state_of(mr);
+    if (s == NULL || !s->ipc || !s->has_id)
+        return false;
+    memcpy(out, s->id, sizeof s->id);
+    return true;
+}
+
+strided_status strided_memory_resource_export_pool(const strided_memory_resource *mr, int *out_fd)
+{
+    const char *op = "export_pool";
+    if (mr == NULL || out_fd == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "mr and out_fd are required");
+    if (strided_memory_resource_is_closed(mr))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "%s has been closed",
+                             resource_name(mr));
+    const cuda_state *s = cuda_state_of(mr);
+    if (s == NULL || !s->ipc)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op, "Memory resource is not IPC-enabled");
+    if (s->mapped)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "Imported memory resource cannot be exported");
+    /* The driver writes an int for a POSIX file descriptor. */
+    int fd = -1;
+    strided__context_scope scope;
+    strided_status status = strided__context_enter(op, s->cu, s->device, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolExportToShareableHandle(
+                                        &fd, s->pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    strided__context_leave(s->cu, &scope);
+    if (status == STRIDED_OK)
+        *out_fd = fd;
+    return status;
+}
+
+/* Import a pool from fd into a new resource of kind name on device. */
+static strided_status import_pool(const char *op, const char *name, int device, int fd,
+                                  const unsigned char *pool_id, strided_memory_resource_props props,
+                                  strided_memory_resource **out)
+{
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    if (fd < 0)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "the pool's file descriptor must be >= 0, got %d", fd);
+#ifndef __linux__
+    return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                         "IPC-enabled memory pools need POSIX file descriptor handles, which "
+                         "strided supports on Linux only");
+#endif
+    cuda_state *s = NULL;
+    strided_status status = cuda_state_new(op, POOL, name, device, &s);
+    if (status != STRIDED_OK)
+        return status;
+    strided__context_scope scope;
+    status = strided__context_enter(op, s->cu, s->device, &scope);
+    if (status == STRIDED_OK) {
+        status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolImportFromShareableHandle(
+                                            &s->pool, (void *)(intptr_t)fd,
+                                            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        strided__context_leave(s->cu, &scope);
+    }
+    if (status != STRIDED_OK) {
+        strided__free(s);
+        return status;
+    }
+    s->owned = s->ipc = s->mapped = true;
+    s->location = device_id_location(props.device_id);
+    s->has_id = pool_id != NULL;
+    if (pool_id != NULL)
+        memcpy(s->id, pool_id, sizeof s->id);
+    return create_cuda(op, s, props, out);
+}
+
+strided_status strided_device_pool_resource_import(int device, int fd, const unsigned char *pool_id,
+                                                   strided_memory_resource **out)
+{
+    strided_memory_resource_props props = {false, true, false, device, true};
+    return import_pool("device_pool_resource_import", "DeviceMemoryResource", device, fd, pool_id,
+                       props, out);
+}
+
+strided_status strided_pinned_pool_resource_import(int fd, const unsigned char *pool_id,
+                                                   strided_memory_resource **out)
+{
+    strided_memory_resource_props props = {true, true, false, -1, true};
+    return import_pool("pinned_pool_resource_import", "PinnedMemoryResource", 0, fd, pool_id, props,
+                       out);
+}
+
+bool strided__resource_pool_ipc(const strided_memory_resource *mr, strided__pool_ipc *out)
+{
+    const cuda_state *s = cuda_state_of(mr);
+    if (s == NULL || s->kind != POOL)
+        return false;
+    *out = (strided__pool_ipc){s->cu, s->pool, s->device, s->ipc, s->mapped, s->has_id, {0}};
+    memcpy(out->id, s->id, sizeof s->id);
+    return true;
 }

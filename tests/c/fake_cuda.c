@@ -36,7 +36,11 @@
  *     set the bytes at once, refusing (CUDA_ERROR_INVALID_VALUE) a copy
  *     that runs past the end of a known range; addresses in no known range
  *     are taken for the test's own host memory. A memset needs an address
- *     aligned to its element size.
+ *     aligned to its element size;
+ *   - memory pools created with the POSIX file-descriptor handle type, their
+ *     allocations, device memory, and events made with
+ *     CU_EVENT_INTERPROCESS are shared as the driver shares them between
+ *     processes (see "Inter-process sharing" below and fake_cuda.h).
  * Memory "on the device" is ordinary host memory, so tests may touch it.
  *
  * Two environment variables, read at lookup time, make a broken driver:
@@ -45,11 +49,14 @@
  * Built with FAKE_CUDA_V1_ONLY, the library exports only the CUDA 11
  * cuGetProcAddress, like a driver older than 12.0.
  */
+#define _GNU_SOURCE /* memfd_create */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cuda/cuda_api.h"
 #include "fake_cuda.h"
@@ -82,6 +89,8 @@ FAKE_EXPORT void fake_cuda_set_capturing(void *stream, int on);
 FAKE_EXPORT int fake_cuda_managed_info(uintptr_t address, fake_cuda_managed *out);
 FAKE_EXPORT int fake_cuda_last_managed_op(fake_cuda_managed_op *out);
 FAKE_EXPORT int fake_cuda_last_copy_attributes(fake_cuda_copy_attributes *out);
+FAKE_EXPORT long fake_cuda_mappings(uintptr_t address);
+FAKE_EXPORT void fake_cuda_set_ipc_handle_types(int types);
 #ifndef FAKE_CUDA_V1_ONLY
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                          cuuint64_t flags, CUdriverProcAddressQueryResult *status);
@@ -109,6 +118,7 @@ struct CUmemPoolHandle_st {
     int reuse[3];               /* the REUSE_* attributes */
     bool created, destroyed;
     CUmemAccess_flags access[MAX_DEVICES_ACCESS]; /* cuMemPoolSetAccess's, by device */
+    struct CUmemPoolHandle_st *imported_from;     /* cuMemPoolImportFromShareableHandle's */
 };
 
 static struct CUctx_st contexts[MAX_DEVICES];
@@ -129,63 +139,73 @@ __attribute__((constructor)) static void number_devices(void)
 }
 
 /* The entry points, for call counts and injected failures. */
-#define ENTRY_POINTS(X)                  \
-    X(cuGetProcAddress)                  \
-    X(cuInit)                            \
-    X(cuDriverGetVersion)                \
-    X(cuGetErrorName)                    \
-    X(cuGetErrorString)                  \
-    X(cuDeviceGetCount)                  \
-    X(cuDeviceGet)                       \
-    X(cuDeviceGetName)                   \
-    X(cuDeviceGetAttribute)              \
-    X(cuDevicePrimaryCtxRetain)          \
-    X(cuCtxGetCurrent)                   \
-    X(cuCtxSetCurrent)                   \
-    X(cuCtxGetDevice)                    \
-    X(cuPointerGetAttributes)            \
-    X(cuStreamSynchronize)               \
-    X(cuEventCreate)                     \
-    X(cuEventRecord)                     \
-    X(cuStreamWaitEvent)                 \
-    X(cuEventDestroy)                    \
-    X(cuEventSynchronize)                \
-    X(cuDeviceCanAccessPeer)             \
-    X(cuCtxEnablePeerAccess)             \
-    X(cuMemHostAlloc)                    \
-    X(cuMemAllocHost)                    \
-    X(cuMemFreeHost)                     \
-    X(cuMemAllocManaged)                 \
-    X(cuMemFree)                         \
-    X(cuDeviceGetMemPool)                \
-    X(cuMemPoolCreate)                   \
-    X(cuMemPoolDestroy)                  \
-    X(cuMemPoolGetAttribute)             \
-    X(cuMemPoolSetAttribute)             \
-    X(cuMemAllocFromPoolAsync)           \
-    X(cuMemFreeAsync)                    \
-    X(cuMemcpyAsync)                     \
-    X(cuMemcpy2DAsync)                   \
-    X(cuMemcpyPeerAsync)                 \
-    X(cuMemsetD8Async)                   \
-    X(cuMemsetD16Async)                  \
-    X(cuMemsetD32Async)                  \
-    X(cuModuleLoadData)                  \
-    X(cuModuleGetFunction)               \
-    X(cuModuleUnload)                    \
-    X(cuLaunchKernel)                    \
-    X(cuTensorMapEncodeTiled)            \
-    X(cuMemRangeGetAttribute)            \
-    X(cuMemPoolSetAccess)                \
-    X(cuMemPoolGetAccess)                \
-    X(cuStreamIsCapturing)               \
-    X(cuMemAdvise)                       \
-    X(cuMemAdvise_v2)                    \
-    X(cuMemPrefetchAsync)                \
-    X(cuMemPrefetchAsync_v2)             \
-    X(cuMemDiscardBatchAsync)            \
-    X(cuMemDiscardAndPrefetchBatchAsync) \
-    X(cuMemcpyWithAttributesAsync)
+#define ENTRY_POINTS(X)                   \
+    X(cuGetProcAddress)                   \
+    X(cuInit)                             \
+    X(cuDriverGetVersion)                 \
+    X(cuGetErrorName)                     \
+    X(cuGetErrorString)                   \
+    X(cuDeviceGetCount)                   \
+    X(cuDeviceGet)                        \
+    X(cuDeviceGetName)                    \
+    X(cuDeviceGetAttribute)               \
+    X(cuDevicePrimaryCtxRetain)           \
+    X(cuCtxGetCurrent)                    \
+    X(cuCtxSetCurrent)                    \
+    X(cuCtxGetDevice)                     \
+    X(cuPointerGetAttributes)             \
+    X(cuStreamSynchronize)                \
+    X(cuEventCreate)                      \
+    X(cuEventRecord)                      \
+    X(cuStreamWaitEvent)                  \
+    X(cuEventDestroy)                     \
+    X(cuEventSynchronize)                 \
+    X(cuDeviceCanAccessPeer)              \
+    X(cuCtxEnablePeerAccess)              \
+    X(cuMemHostAlloc)                     \
+    X(cuMemAllocHost)                     \
+    X(cuMemFreeHost)                      \
+    X(cuMemAllocManaged)                  \
+    X(cuMemFree)                          \
+    X(cuDeviceGetMemPool)                 \
+    X(cuMemPoolCreate)                    \
+    X(cuMemPoolDestroy)                   \
+    X(cuMemPoolGetAttribute)              \
+    X(cuMemPoolSetAttribute)              \
+    X(cuMemAllocFromPoolAsync)            \
+    X(cuMemFreeAsync)                     \
+    X(cuMemcpyAsync)                      \
+    X(cuMemcpy2DAsync)                    \
+    X(cuMemcpyPeerAsync)                  \
+    X(cuMemsetD8Async)                    \
+    X(cuMemsetD16Async)                   \
+    X(cuMemsetD32Async)                   \
+    X(cuModuleLoadData)                   \
+    X(cuModuleGetFunction)                \
+    X(cuModuleUnload)                     \
+    X(cuLaunchKernel)                     \
+    X(cuTensorMapEncodeTiled)             \
+    X(cuMemRangeGetAttribute)             \
+    X(cuMemPoolSetAccess)                 \
+    X(cuMemPoolGetAccess)                 \
+    X(cuStreamIsCapturing)                \
+    X(cuMemAdvise)                        \
+    X(cuMemAdvise_v2)                     \
+    X(cuMemPrefetchAsync)                 \
+    X(cuMemPrefetchAsync_v2)              \
+    X(cuMemDiscardBatchAsync)             \
+    X(cuMemDiscardAndPrefetchBatchAsync)  \
+    X(cuMemcpyWithAttributesAsync)        \
+    X(cuMemPoolExportToShareableHandle)   \
+    X(cuMemPoolImportFromShareableHandle) \
+    X(cuMemPoolExportPointer)             \
+    X(cuMemPoolImportPointer)             \
+    X(cuMemGetAddressRange)               \
+    X(cuIpcGetMemHandle)                  \
+    X(cuIpcOpenMemHandle)                 \
+    X(cuIpcCloseMemHandle)                \
+    X(cuIpcGetEventHandle)                \
+    X(cuIpcOpenEventHandle)
 
 enum {
 #define X(name) E_##name,
@@ -219,6 +239,12 @@ typedef struct range {
     int n_accessed;
     CUmemLocation last_prefetch; /* type INVALID: none */
     int discards;
+    /* Inter-process sharing: the range's serial number (unique since the
+     * process began: a freed range's never comes back), and the mappings
+     * of it opened and not yet closed (cuMemPoolImportPointer,
+     * cuIpcOpenMemHandle). */
+    uint64_t serial;
+    long mappings;
 } range;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -258,6 +284,8 @@ static bool managed_op_done;
 static fake_cuda_managed_op last_managed_op;
 static bool copy_attributes_done;
 static fake_cuda_copy_attributes last_copy_attributes;
+static uint64_t next_serial = 1;
+static int ipc_handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 
 static int entry_index(const char *name)
 {
@@ -332,6 +360,7 @@ static void add(const fake_cuda_range *r, origin how, void *memory)
     ranges[nranges].r = *r;
     ranges[nranges].how = how;
     ranges[nranges].memory = memory;
+    ranges[nranges].serial = next_serial++;
     nranges++;
     if (memory != NULL)
         live += (long)r->size;
@@ -398,6 +427,7 @@ void fake_cuda_reset(int count, int pageable_memory_access, int memory_pools_sup
     created_pools = NULL;
     ncreated_pools = 0;
     host_numa_id = 0;
+    ipc_handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     launched = false;
     memop_done = false;
     tensor_map_done = false;
@@ -640,6 +670,12 @@ static CUresult fake_cuDeviceGetAttribute(int *value, CUdevice_attribute attr, C
         *value = host_numa_id;
         pthread_mutex_unlock(&lock);
         break;
+    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES:
+        pthread_mutex_lock(&lock);
+        *value = ipc_handle_types;
+        pthread_mutex_unlock(&lock);
+        break;
+    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
@@ -800,18 +836,35 @@ static long live_events;
 
 typedef struct fake_event {
     int recorded;
+    unsigned int flags;
+    uint64_t serial; /* unique since the process began */
 } fake_event;
+
+/* The events made with CU_EVENT_INTERPROCESS and not yet destroyed, which
+ * cuIpcOpenEventHandle may open. */
+#define MAX_IPC_EVENTS 64
+static fake_event *ipc_events[MAX_IPC_EVENTS];
+static uint64_t next_event_serial = 1;
 
 static CUresult fake_cuEventCreate(CUevent *event, unsigned int flags)
 {
     BEGIN_INITIALIZED(cuEventCreate);
-    (void)flags;
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
+    /* The driver's rule: an interprocess event records no timing. */
+    if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING))
+        return CUDA_ERROR_INVALID_VALUE;
     fake_event *e = calloc(1, sizeof *e);
     if (e == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    e->flags = flags;
     pthread_mutex_lock(&lock);
+    e->serial = next_event_serial++;
+    for (int i = 0; i < MAX_IPC_EVENTS && (flags & CU_EVENT_INTERPROCESS); i++)
+        if (ipc_events[i] == NULL) {
+            ipc_events[i] = e;
+            break;
+        }
     live_events++;
     pthread_mutex_unlock(&lock);
     *event = (CUevent)(void *)e;
@@ -842,8 +895,11 @@ static CUresult fake_cuEventDestroy(CUevent event)
     BEGIN_INITIALIZED(cuEventDestroy);
     if (event == NULL)
         return CUDA_ERROR_INVALID_HANDLE;
-    free((void *)event);
     pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_IPC_EVENTS; i++)
+        if (ipc_events[i] == (fake_event *)(void *)event)
+            ipc_events[i] = NULL;
+    free((void *)event);
     live_events--;
     pthread_mutex_unlock(&lock);
     return CUDA_SUCCESS;
@@ -1027,6 +1083,20 @@ static bool valid_pool_props(const CUmemPoolProps *props)
     }
 }
 
+/* Keep a new pool among the created ones, or free it. Assumes: lock
+ * held. */
+static CUresult keep_pool(CUmemoryPool p)
+{
+    CUmemoryPool *grown = realloc(created_pools, (ncreated_pools + 1) * sizeof *grown);
+    if (grown == NULL) {
+        free(p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    created_pools = grown;
+    created_pools[ncreated_pools++] = p;
+    return CUDA_SUCCESS;
+}
+
 static CUresult fake_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 {
     BEGIN_INITIALIZED(cuMemPoolCreate);
@@ -1047,18 +1117,11 @@ static CUresult fake_cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *p
     p->reuse[0] = p->reuse[1] = p->reuse[2] = 1;
     p->created = true;
     pthread_mutex_lock(&lock);
-    CUmemoryPool *grown = realloc(created_pools, (ncreated_pools + 1) * sizeof *grown);
-    if (grown != NULL) {
-        created_pools = grown;
-        created_pools[ncreated_pools++] = p;
-    }
+    CUresult result = keep_pool(p);
     pthread_mutex_unlock(&lock);
-    if (grown == NULL) {
-        free(p);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    *pool = p;
-    return CUDA_SUCCESS;
+    if (result == CUDA_SUCCESS)
+        *pool = p;
+    return result;
 }
 
 /* The real driver gives a destroyed pool's memory back once its last
@@ -1224,7 +1287,17 @@ static CUresult fake_cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
     if (current == NULL)
         return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&lock);
-    bool ok = remove_allocation((uintptr_t)dptr, POOL_ALLOC, MANAGED_ALLOC);
+    /* While a pool allocation is mapped by an importer, a free of its
+     * address is the importer's (the exporter must outlive its importers,
+     * as the driver requires). */
+    range *x = find((uintptr_t)dptr);
+    bool ok;
+    if (x != NULL && x->r.begin == (uintptr_t)dptr && x->how == POOL_ALLOC && x->mappings > 0) {
+        x->mappings--;
+        ok = true;
+    } else {
+        ok = remove_allocation((uintptr_t)dptr, POOL_ALLOC, MANAGED_ALLOC);
+    }
     pthread_mutex_unlock(&lock);
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
@@ -2110,6 +2183,271 @@ int fake_cuda_last_copy_attributes(fake_cuda_copy_attributes *out)
     return copy_record(&copy_attributes_done, &last_copy_attributes, out, sizeof *out);
 }
 
+/* Inter-process sharing. The fake has one process, so an importer is the
+ * same process under another name: what it maps is the exporter's own
+ * memory, at the same address. A pool exported to a file descriptor is a
+ * memfd holding the pool's identity; export data and legacy handles name
+ * an allocation by its serial number, so one freed since (or never made)
+ * is refused (CUDA_ERROR_INVALID_VALUE), as the driver refuses a stale
+ * handle. Only pools created with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+ * export; only device memory from cuMemAlloc-like ranges (not a pool's,
+ * not managed) has a legacy handle. */
+#define FAKE_POOL_MAGIC 0x4c4f4f50454b4146ull    /* "FAKEPOOL" */
+#define FAKE_IPC_MEM_MAGIC 0x4d4350494b4146ull   /* "FAKIPCM" */
+#define FAKE_IPC_EVENT_MAGIC 0x454350494b4146ull /* "FAKIPCE" */
+
+typedef struct fake_payload {
+    uint64_t magic;
+    uint64_t serial;
+    uint64_t begin;
+    uint64_t pool; /* the exporting pool, for pool export data */
+} fake_payload;
+
+static CUresult fake_cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
+                                                      CUmemAllocationHandleType type,
+                                                      unsigned long long flags)
+{
+    BEGIN_INITIALIZED(cuMemPoolExportToShareableHandle);
+    if (handle_out == NULL || flags != 0 || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool ok = is_pool_locked(pool) && pool->created && pool->imported_from == NULL &&
+              pool->props.handleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    int fd = memfd_create("fake_cuda_pool", MFD_CLOEXEC);
+    if (fd < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    uint64_t identity[2] = {FAKE_POOL_MAGIC, (uint64_t)(uintptr_t)pool};
+    if (pwrite(fd, identity, sizeof identity, 0) != (ssize_t)sizeof identity) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(handle_out, &fd, sizeof fd);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle,
+                                                        CUmemAllocationHandleType type,
+                                                        unsigned long long flags)
+{
+    BEGIN_INITIALIZED(cuMemPoolImportFromShareableHandle);
+    if (pool_out == NULL || flags != 0 || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return CUDA_ERROR_INVALID_VALUE;
+    int fd = (int)(intptr_t)handle;
+    uint64_t identity[2] = {0, 0};
+    if (fd < 0 || pread(fd, identity, sizeof identity, 0) != (ssize_t)sizeof identity ||
+        identity[0] != FAKE_POOL_MAGIC)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUmemoryPool from = (CUmemoryPool)(uintptr_t)identity[1];
+    pthread_mutex_lock(&lock);
+    bool ok = is_pool_locked(from) && from->created && from->imported_from == NULL;
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUmemoryPool p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    *p = *from;
+    memset(p->access, 0, sizeof p->access);
+    p->used = p->used_high = 0;
+    p->destroyed = false;
+    p->imported_from = from;
+    CUresult result = keep_pool(p);
+    pthread_mutex_unlock(&lock);
+    if (result == CUDA_SUCCESS)
+        *pool_out = p;
+    return result;
+}
+
+static CUresult fake_cuMemPoolExportPointer(CUmemPoolPtrExportData *data, CUdeviceptr ptr)
+{
+    BEGIN_INITIALIZED(cuMemPoolExportPointer);
+    if (data == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    range *x = find((uintptr_t)ptr);
+    CUmemoryPool pool = x != NULL ? x->r.mempool : NULL;
+    bool ok = x != NULL && x->r.begin == (uintptr_t)ptr && x->how == POOL_ALLOC &&
+              pool->props.handleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    fake_payload p = {FAKE_POOL_MAGIC, ok ? x->serial : 0, (uint64_t)ptr,
+                      (uint64_t)(uintptr_t)pool};
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(data, 0, sizeof *data);
+    memcpy(data->reserved, &p, sizeof p);
+    return CUDA_SUCCESS;
+}
+
+/* The live range of serial number serial made the way how says, or NULL.
+ * Assumes: lock held. */
+static range *find_serial(uint64_t serial, bool pool)
+{
+    for (size_t i = 0; i < nranges; i++)
+        if (ranges[i].serial == serial && (ranges[i].how == POOL_ALLOC) == pool)
+            return &ranges[i];
+    return NULL;
+}
+
+static CUresult fake_cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
+                                            CUmemPoolPtrExportData *data)
+{
+    BEGIN_INITIALIZED(cuMemPoolImportPointer);
+    if (ptr_out == NULL || data == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_payload p;
+    memcpy(&p, data->reserved, sizeof p);
+    pthread_mutex_lock(&lock);
+    range *x = p.magic == FAKE_POOL_MAGIC ? find_serial(p.serial, true) : NULL;
+    bool ok = is_pool_locked(pool) && pool->imported_from != NULL &&
+              (uint64_t)(uintptr_t)pool->imported_from == p.pool && x != NULL &&
+              x->r.begin == p.begin;
+    if (ok)
+        x->mappings++;
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    *ptr_out = (CUdeviceptr)p.begin;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuMemGetAddressRange(CUdeviceptr *base, size_t *size, CUdeviceptr ptr)
+{
+    BEGIN_INITIALIZED(cuMemGetAddressRange);
+    pthread_mutex_lock(&lock);
+    range *x = find((uintptr_t)ptr);
+    uintptr_t b = x != NULL ? x->r.begin : 0;
+    size_t n = x != NULL ? x->r.size : 0;
+    pthread_mutex_unlock(&lock);
+    if (x == NULL)
+        return CUDA_ERROR_NOT_FOUND;
+    if (base != NULL)
+        *base = (CUdeviceptr)b;
+    if (size != NULL)
+        *size = n;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr ptr)
+{
+    BEGIN_INITIALIZED(cuIpcGetMemHandle);
+    if (handle == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    range *x = find((uintptr_t)ptr);
+    bool ok = x != NULL && x->r.begin == (uintptr_t)ptr && x->how != POOL_ALLOC &&
+              x->r.mempool == NULL && x->r.memory_type == CU_MEMORYTYPE_DEVICE && !x->r.is_managed;
+    fake_payload p = {FAKE_IPC_MEM_MAGIC, ok ? x->serial : 0, (uint64_t)ptr, 0};
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(handle, 0, sizeof *handle);
+    memcpy(handle->reserved, &p, sizeof p);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuIpcOpenMemHandle(CUdeviceptr *ptr, CUipcMemHandle handle, unsigned int flags)
+{
+    BEGIN_INITIALIZED(cuIpcOpenMemHandle);
+    if (ptr == NULL || flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_payload p;
+    memcpy(&p, handle.reserved, sizeof p);
+    pthread_mutex_lock(&lock);
+    range *x = p.magic == FAKE_IPC_MEM_MAGIC ? find_serial(p.serial, false) : NULL;
+    bool ok = x != NULL && x->r.begin == p.begin;
+    if (ok)
+        x->mappings++;
+    pthread_mutex_unlock(&lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    *ptr = (CUdeviceptr)p.begin;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuIpcCloseMemHandle(CUdeviceptr ptr)
+{
+    BEGIN_INITIALIZED(cuIpcCloseMemHandle);
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&lock);
+    range *x = find((uintptr_t)ptr);
+    bool ok = x != NULL && x->r.begin == (uintptr_t)ptr && x->how != POOL_ALLOC && x->mappings > 0;
+    if (ok)
+        x->mappings--;
+    pthread_mutex_unlock(&lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fake_cuIpcGetEventHandle(CUipcEventHandle *handle, CUevent event)
+{
+    BEGIN_INITIALIZED(cuIpcGetEventHandle);
+    const fake_event *e = (const fake_event *)(void *)event;
+    if (handle == NULL || e == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!(e->flags & CU_EVENT_INTERPROCESS))
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_payload p = {FAKE_IPC_EVENT_MAGIC, e->serial, 0, 0};
+    memset(handle, 0, sizeof *handle);
+    memcpy(handle->reserved, &p, sizeof p);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuIpcOpenEventHandle(CUevent *event, CUipcEventHandle handle)
+{
+    BEGIN_INITIALIZED(cuIpcOpenEventHandle);
+    if (event == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current == NULL)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_payload p;
+    memcpy(&p, handle.reserved, sizeof p);
+    fake_event *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&lock);
+    const fake_event *from = NULL;
+    for (int i = 0; i < MAX_IPC_EVENTS && p.magic == FAKE_IPC_EVENT_MAGIC; i++)
+        if (ipc_events[i] != NULL && ipc_events[i]->serial == p.serial)
+            from = ipc_events[i];
+    if (from != NULL) {
+        e->recorded = from->recorded;
+        e->flags = CU_EVENT_DISABLE_TIMING;
+        e->serial = next_event_serial++;
+        live_events++;
+    }
+    pthread_mutex_unlock(&lock);
+    if (from == NULL) {
+        free(e);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *event = (CUevent)(void *)e;
+    return CUDA_SUCCESS;
+}
+
+long fake_cuda_mappings(uintptr_t address)
+{
+    pthread_mutex_lock(&lock);
+    range *x = find(address);
+    long n = x != NULL && x->r.begin == address ? x->mappings : -1;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void fake_cuda_set_ipc_handle_types(int types)
+{
+    pthread_mutex_lock(&lock);
+    ipc_handle_types = types;
+    pthread_mutex_unlock(&lock);
+}
+
 typedef struct symbol {
     const char *name;
     void (*fn)(void);
@@ -2182,6 +2520,16 @@ static const symbol symbols[] = {
     SYMBOL(cuMemDiscardBatchAsync, 13000),
     SYMBOL(cuMemDiscardAndPrefetchBatchAsync, 13000),
     SYMBOL(cuMemcpyWithAttributesAsync, 13020),
+    SYMBOL(cuMemPoolExportToShareableHandle, 11020),
+    SYMBOL(cuMemPoolImportFromShareableHandle, 11020),
+    SYMBOL(cuMemPoolExportPointer, 11020),
+    SYMBOL(cuMemPoolImportPointer, 11020),
+    SYMBOL(cuMemGetAddressRange, 3020), /* cuMemGetAddressRange_v2 */
+    SYMBOL(cuIpcGetMemHandle, 4010),
+    SYMBOL(cuIpcOpenMemHandle, 11000), /* cuIpcOpenMemHandle_v2 */
+    SYMBOL(cuIpcCloseMemHandle, 4010),
+    SYMBOL(cuIpcGetEventHandle, 4010),
+    SYMBOL(cuIpcOpenEventHandle, 4010),
 };
 #undef SYMBOL
 #undef SYMBOL_AS

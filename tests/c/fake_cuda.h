@@ -246,4 +246,32 @@ typedef struct fake_cuda_copy_attributes {
 
 typedef int (*fake_cuda_last_copy_attributes_fn)(fake_cuda_copy_attributes *out);
 
+/* Inter-process sharing, in one process: an importer maps the exporter's
+ * own memory at the same address. A pool created with
+ * CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR exports a real file descriptor
+ * (a memfd naming the pool), which cuMemPoolImportFromShareableHandle
+ * turns into a new pool (destroyed with cuMemPoolDestroy, counted by
+ * fake_cuda_live_pools); an exported allocation (cuMemPoolExportPointer)
+ * is mapped by cuMemPoolImportPointer through such a pool only, and
+ * unmapped by cuMemFreeAsync of its address while it is mapped. Legacy
+ * handles (cuIpcGetMemHandle) are of device memory not from a pool, at
+ * the start of its range; cuIpcOpenMemHandle needs the flag
+ * CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS and cuIpcCloseMemHandle ends the
+ * mapping. Export data and handles name their allocation by a serial
+ * number that is never reused: one of memory freed since is refused
+ * (CUDA_ERROR_INVALID_VALUE), as the driver refuses a stale handle.
+ * Events made with CU_EVENT_INTERPROCESS (which needs
+ * CU_EVENT_DISABLE_TIMING) have handles (cuIpcGetEventHandle) until they
+ * are destroyed; an opened one is a new event, recorded when the
+ * original was. cuMemGetAddressRange answers the known range that holds
+ * an address (CUDA_ERROR_NOT_FOUND for none). */
+
+/* The mappings opened (imported or opened, not yet freed or closed) of
+ * the known range that starts at address; -1 when none starts there. */
+typedef long (*fake_cuda_mappings_fn)(uintptr_t address);
+/* What CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES says for every
+ * device (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR after a reset; 0: no
+ * IPC handle type, as on a platform without POSIX file descriptors). */
+typedef void (*fake_cuda_set_ipc_handle_types_fn)(int types);
+
 #endif

@@ -42,6 +42,8 @@ typedef struct fake_cuda_api {
     fake_cuda_managed_info_fn managed_info;
     fake_cuda_last_managed_op_fn last_managed_op;
     fake_cuda_last_copy_attributes_fn last_copy_attributes;
+    fake_cuda_mappings_fn mappings;
+    fake_cuda_set_ipc_handle_types_fn set_ipc_handle_types;
 } fake_cuda_api;
 
 static fake_cuda_api fake __attribute__((unused));
@@ -92,8 +94,19 @@ static inline void use_fake_driver(const char *path, int device_count)
     fake_symbol_(lib, "fake_cuda_managed_info", &fake.managed_info);
     fake_symbol_(lib, "fake_cuda_last_managed_op", &fake.last_managed_op);
     fake_symbol_(lib, "fake_cuda_last_copy_attributes", &fake.last_copy_attributes);
+    fake_symbol_(lib, "fake_cuda_mappings", &fake.mappings);
+    fake_symbol_(lib, "fake_cuda_set_ipc_handle_types", &fake.set_ipc_handle_types);
     /* The handle stays open for the life of the process, like libstrided's. */
     fake.reset(device_count, 0, 1);
+}
+
+/* Describe size bytes at p to the fake as device memory of device, as
+ * cuMemAlloc gives it (no pool); fake.remove_range forgets it. */
+static inline void fake_device_range(void *p, size_t size, int device)
+{
+    fake_cuda_range r = {(uintptr_t)p, size, 2 /* CU_MEMORYTYPE_DEVICE */, 0, device,
+                         (uintptr_t)p, NULL};
+    fake.add_range(&r);
 }
 
 /* Run fn(arg) on a new thread and wait for it. */

@@ -36,8 +36,8 @@ static void test_pool_creates_refuse_a_null_out(void **state)
                  "legacy_pinned_resource_create", "out");
 }
 
-/* The rules of the pinned options, in cuda.core's order: IPC, then the
- * size, then the NUMA node. They need no driver. */
+/* The rules of the pinned options, in cuda.core's order: the size, then
+ * the NUMA node (ipc_enabled is valid either way). They need no driver. */
 typedef struct pinned_case {
     int line;
     strided_pinned_pool_options options;
@@ -46,9 +46,8 @@ typedef struct pinned_case {
 } pinned_case;
 
 static const pinned_case pinned_rules[] = {
-    CASE({true, 0, false, 0}, STRIDED_ERR_UNSUPPORTED,
-         "IPC-enabled memory pools are not supported yet"),
-    CASE({true, -1, true, -2}, STRIDED_ERR_UNSUPPORTED, "IPC-enabled"),
+    CASE({true, -1, true, -2}, STRIDED_ERR_OVERFLOW, "can't convert negative value"),
+    CASE({true, 0, true, -2}, STRIDED_ERR_INVALID_ARGUMENT, "numa_id must be >= 0, got -2"),
     CASE({false, -1, false, 0}, STRIDED_ERR_OVERFLOW,
          "can't convert negative value to size_t: max_size is -1"),
     CASE({false, INT64_MIN, true, -2}, STRIDED_ERR_OVERFLOW, "can't convert negative value"),
@@ -592,8 +591,8 @@ static void test_device_pool_option_rules(void **state)
     assert_error(strided_device_pool_resource_create(5, &ipc, &mr), STRIDED_ERR_INVALID_ARGUMENT,
                  "device_pool_resource_create",
                  "device 5 does not exist; there are 2 CUDA devices");
-    assert_error(strided_device_pool_resource_create(0, &ipc, &mr), STRIDED_ERR_UNSUPPORTED,
-                 "device_pool_resource_create", "IPC-enabled memory pools are not supported yet");
+    assert_error(strided_device_pool_resource_create(0, &ipc, &mr), STRIDED_ERR_OVERFLOW,
+                 "device_pool_resource_create", "can't convert negative value to size_t");
     assert_error(strided_device_pool_resource_create(0, &negative, &mr), STRIDED_ERR_OVERFLOW,
                  "device_pool_resource_create",
                  "can't convert negative value to size_t: max_size is -1");

@@ -25,6 +25,7 @@ STRIDED = IMPL == "strided"
 
 if STRIDED:
     import strided as api
+    from strided import IPCAllocationHandle, IPCBufferDescriptor
     from strided import StridedMemoryView, args_viewable_as_strided_memory
     from strided import (TensorMapInterleave, TensorMapL2Promotion, TensorMapOOBFill,
                          TensorMapSwizzle)
@@ -38,6 +39,7 @@ elif IMPL == "cuda.core":
                                        TensorMapOOBFill, TensorMapSwizzle)
     from cuda.core.utils import CopyOptions, MemcpyOverlapMode, MemcpySrcAccessOrder
     from cuda.core.typing import ManagedMemoryLocationType
+    from cuda.core._memory._ipc import IPCAllocationHandle, IPCBufferDescriptor
 else:
     raise RuntimeError(f"STRIDED_COMPAT_IMPL must be strided or cuda.core, not {IMPL!r}")
 
@@ -330,9 +332,75 @@ def test_buffer_not_picklable_without_ipc():
     a = host_array()
     b = Buffer.from_handle(a.ctypes.data, a.nbytes)
     # cuda.core 1.2 raises AttributeError for a Buffer without a memory
-    # resource (it asks None whether it is IPC-enabled); strided TypeError.
-    with pytest.raises((RuntimeError, TypeError, AttributeError)):
+    # resource (it asks None whether it is IPC-enabled); strided RuntimeError
+    # (host memory cannot be shared).
+    with pytest.raises((RuntimeError, AttributeError)):
         pickle.dumps(b)
+
+
+# ---- IPC: what needs no GPU ----
+
+def test_ipc_types_cannot_be_instantiated_directly():
+    with pytest.raises(RuntimeError, match=r"^IPCBufferDescriptor objects cannot be instantiated "
+                                           r"directly\. Please use MemoryResource APIs\.$"):
+        IPCBufferDescriptor()
+    with pytest.raises(RuntimeError, match=r"^IPCAllocationHandle objects cannot be instantiated "
+                                           r"directly\. Please use MemoryResource APIs\.$"):
+        IPCAllocationHandle()
+
+
+def test_ipc_allocation_handle_rejects_negative_fd():
+    with pytest.raises(ValueError, match=r"Invalid allocation handle \(fd\) -1: must be non-negative"):
+        IPCAllocationHandle._init(-1, None)
+
+
+def test_ipc_allocation_handle_close():
+    r, w = os.pipe()
+    h = IPCAllocationHandle._init(r, None)
+    try:
+        assert not h.is_closed and int(h) == r and h.handle == r and h.uuid is None
+        h.close()
+        assert h.is_closed
+        with pytest.raises(ValueError, match="^Cannot convert IPCAllocationHandle to int: the handle "
+                                             r"\(id=\d+\) is closed\.$"):
+            int(h)
+        h.close()
+    finally:
+        os.close(w)
+
+
+def test_ipc_buffer_descriptor_pickles():
+    d = IPCBufferDescriptor._init(b"\x01" * 64, 64)
+    e = pickle.loads(pickle.dumps(d))
+    assert type(e) is IPCBufferDescriptor and e.size == 64
+
+
+@needs_gpu
+def test_ipc_pool_properties():
+    mr = api.DeviceMemoryResource(0, api.DeviceMemoryResourceOptions(ipc_enabled=True))
+    try:
+        assert mr.is_ipc_enabled and not mr.is_mapped and mr.uuid is not None
+        h = mr.allocation_handle
+        assert h is mr.allocation_handle and h.uuid == mr.uuid and int(h) >= 0
+        mapped = api.DeviceMemoryResource.from_allocation_handle(0, h)
+        assert mapped.is_mapped and mapped.is_ipc_enabled
+        with pytest.raises(TypeError, match="^Cannot allocate from a mapped IPC-enabled memory "
+                                            "resource$"):
+            mapped.allocate(64, stream=None if STRIDED else api.Device(0).default_stream)
+        with pytest.raises(RuntimeError, match="^Imported memory resource cannot be exported$"):
+            mapped.allocation_handle
+    finally:
+        mr.close()
+
+
+@needs_gpu
+def test_ipc_not_enabled():
+    mr = api.DeviceMemoryResource(0, api.DeviceMemoryResourceOptions())
+    try:
+        with pytest.raises(RuntimeError, match="^Memory resource is not IPC-enabled$"):
+            mr.allocation_handle
+    finally:
+        mr.close()
 
 
 # ---- MemoryResource and options ----

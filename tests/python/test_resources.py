@@ -189,8 +189,7 @@ def test_options_dicts_are_converted_like_the_classes():
 
 
 @pytest.mark.parametrize("options, exc, message", [
-    ({"ipc_enabled": True}, NotImplementedError, "^IPC-enabled memory pools are not supported yet$"),
-    ({"ipc_enabled": 1, "max_size": -1, "numa_id": -2}, NotImplementedError, "^IPC-enabled"),
+    ({"ipc_enabled": 1, "max_size": -1, "numa_id": -2}, OverflowError, "^can't convert negative value"),
     ({"max_size": -1}, OverflowError, r"^can't convert negative value to size_t: max_size is -1$"),
     ({"max_size": -1, "numa_id": -2}, OverflowError, "^can't convert negative value to size_t"),
     ({"numa_id": -2}, ValueError, "^numa_id must be >= 0, got -2$"),
@@ -198,7 +197,7 @@ def test_options_dicts_are_converted_like_the_classes():
     ({"numa_id": 2**31}, OverflowError, "^numa_id 2147483648 does not fit in a C int$"),
     ({"numa_id": 2**63}, OverflowError, "numa_id .* does not fit in int64"),
     ({"max_size": 2**64}, OverflowError, "max_size .* does not fit in int64"),
-], ids=["ipc", "ipc-first", "negative-max-size", "max-size-before-numa", "numa-minus-2", "numa-minus-1",
+], ids=["ipc-size-first", "negative-max-size", "max-size-before-numa", "numa-minus-2", "numa-minus-1",
         "numa-beyond-int", "numa-beyond-int64", "max-size-beyond-int64"])
 def test_pinned_option_rules(options, exc, message):
     with pytest.raises(exc, match=message):
@@ -207,8 +206,10 @@ def test_pinned_option_rules(options, exc, message):
         PinnedMemoryResource(PinnedMemoryResourceOptions(**options))
 
 
-def test_ipc_refusal_is_a_runtime_error_too():
-    # NotImplementedError derives from RuntimeError, cuda.core's IPC errors' type.
+def test_ipc_pool_refusals_are_runtime_errors():
+    # Without a driver, or where the pools cannot export file descriptors (NotImplementedError,
+    # which derives from it), an IPC-enabled pool is refused with RuntimeError, cuda.core's type
+    # for its IPC errors.
     with pytest.raises(RuntimeError):
         PinnedMemoryResource({"ipc_enabled": True})
 

@@ -197,7 +197,7 @@ def test_device_options_checked_after_the_device():
         out['no_pools'] = error(lambda: DeviceMemoryResource(0, {}))
     """)
     assert out["bad_device"] == ["ValueError", "device 5 does not exist; there are 2 CUDA devices"]
-    assert out["ipc"] == ["NotImplementedError", "IPC-enabled memory pools are not supported yet"]
+    assert out["ipc"] == ["OverflowError", "can't convert negative value to size_t: max_size is -1"]
     assert out["negative"] == ["OverflowError", "can't convert negative value to size_t: max_size is -1"]
     assert out["huge"][0] == "OverflowError"
     assert out["creates"] == 0
@@ -816,3 +816,31 @@ def test_peer_accessible_by():
     closed = ["RuntimeError", "DeviceMemoryResource has been closed"]
     assert out["closed"] == [closed, closed]
     assert out["others"] == [False, False, False]
+
+
+def test_ipc_enabled_pools():
+    out = run("""
+        import uuid
+        mr = DeviceMemoryResource(1, DeviceMemoryResourceOptions(ipc_enabled=True))
+        out['facts'] = dict(facts(mr), uuid=str(mr.uuid))
+        out['pool'] = pool(mr.handle)
+        out['uuid_type'] = type(mr.uuid) is uuid.UUID
+        out['uuid_stable'] = mr.uuid == mr.uuid
+        other = DeviceMemoryResource(1, {"ipc_enabled": True})
+        out['distinct'] = other.uuid != mr.uuid
+        pinned = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True))
+        out['pinned'] = dict(facts(pinned), uuid=str(pinned.uuid))
+        out['pinned_pool'] = pool(pinned.handle)
+        fake.fake_cuda_set_ipc_handle_types(0)
+        out['no_fd'] = error(lambda: DeviceMemoryResource(0, {"ipc_enabled": True}))
+    """)
+    f = out["facts"]
+    assert (f["ipc"], f["mapped"], f["owned"]) == (True, False, True)
+    assert out["uuid_type"] and out["uuid_stable"] and out["distinct"]
+    assert out["pool"]["handles"] == 1  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+    assert f["allocation_handle"] is None  # made (tests/python/test_ipc_fake_cuda.py tests it)
+    assert (out["pinned"]["ipc"], out["pinned"]["mapped"]) == (True, False)
+    assert out["pinned_pool"]["handles"] == 1
+    assert out["no_fd"] == ["NotImplementedError",
+                            "IPC-enabled memory pools need POSIX file descriptor handles, which the "
+                            "memory pools of device 0 do not support"]

@@ -1096,6 +1096,98 @@ def _(draw):
     return Case(decorate_and_call, objs, {}, ())
 
 
+# Sharing with other processes (CUDA IPC): without a driver nothing is shared, and every
+# descriptor the fuzz makes is refused by its format or its driver.
+
+IPC_ERRORS = (TypeError, ValueError, OverflowError, RuntimeError, MemoryError)
+IPC_PAYLOADS = (b"", b"STRDIPCB", b"STRDIPCB" + bytes(184), bytes(192), b"\xff" * 192,
+                b"STRDIPCV" + bytes(320), bytes(360))
+
+
+def ipc_descriptors(draw):
+    payload = value(draw, IPC_PAYLOADS)
+    if draw(BOOLEANS):
+        return strided.IPCBufferDescriptor._init(payload, value(draw, (0, 1, 64, 2**40)))
+    return strided.IPCViewDescriptor._init(payload)
+
+
+@target("IPC descriptors", IPC_ERRORS,
+        covers=["Buffer.ipc_descriptor", "Buffer.get_ipc_descriptor", "Buffer.from_ipc_descriptor",
+                "StridedMemoryView.get_ipc_descriptor", "StridedMemoryView.from_ipc_descriptor",
+                "IPCBufferDescriptor.size", "IPCViewDescriptor.nbytes"])
+def _(draw):
+    buf, keep = draw(buffers())
+    v, a = draw(views())
+    descriptor = ipc_descriptors(draw) if draw(BOOLEANS) else draw(junk())
+    mr = value(draw, (None, HostMemoryResource(), MemoryResource())) if draw(BOOLEANS) else draw(junk())
+    stream = draw(stream_values())
+    which = value(draw, ("buffer", "get", "from_buffer", "view", "from_view"))
+
+    def share():
+        if isinstance(descriptor, strided.IPCBufferDescriptor):
+            descriptor.size
+        if isinstance(descriptor, strided.IPCViewDescriptor):
+            descriptor.nbytes
+        if which == "buffer":
+            buf.ipc_descriptor
+        elif which == "get":
+            buf.get_ipc_descriptor()
+        elif which == "from_buffer":
+            Buffer.from_ipc_descriptor(mr, descriptor, stream=stream)
+        elif which == "view":
+            v.get_ipc_descriptor(stream=stream)
+        else:
+            StridedMemoryView.from_ipc_descriptor(descriptor, mr, stream=stream)
+
+    return Case(share, (), {}, (buf, v))
+
+
+@target("IPC pools", IPC_ERRORS,
+        covers=[f"{n}.{m}" for n in ("DeviceMemoryResource", "PinnedMemoryResource")
+                for m in ("from_allocation_handle", "from_registry", "register")])
+def _(draw):
+    cls = value(draw, (DeviceMemoryResource, PinnedMemoryResource))
+    args = some_junk(draw, 3)
+    which = value(draw, ("from_allocation_handle", "from_registry", "register"))
+
+    def call():
+        if which == "register":
+            cls.register(*args)  # not an instance: TypeError
+        else:
+            getattr(cls, which)(*args)
+
+    return Case(call, (), {}, ())
+
+
+@target("IPC handles", IPC_ERRORS,
+        covers=["IPCAllocationHandle", "IPCAllocationHandle.close", "IPCAllocationHandle.handle",
+                "IPCAllocationHandle.is_closed", "IPCAllocationHandle.uuid", "IPCBufferDescriptor",
+                "IPCViewDescriptor"])
+def _(draw):
+    args = some_junk(draw, 2)
+    cls = value(draw, (strided.IPCAllocationHandle, strided.IPCBufferDescriptor,
+                       strided.IPCViewDescriptor))
+    fd = value(draw, (-1, 2**40, "x", None, 1.5)) if draw(BOOLEANS) else None
+
+    def make():
+        if fd is None:
+            cls(*args)  # RuntimeError: made by the library only
+            return
+        h = strided.IPCAllocationHandle._init(fd, None)  # refused before it owns anything
+        h.handle, h.is_closed, h.uuid
+        h.close()
+
+    def pipe_handle():
+        r, w = os.pipe()
+        os.close(w)
+        h = strided.IPCAllocationHandle._init(r, None)
+        require(not h.is_closed and h.handle == r and h.uuid is None, "a new handle is not open")
+        h.close()
+        require(h.is_closed and h.handle == -1, "a closed handle is open")
+
+    return Case(make if draw(BOOLEANS) else pipe_handle, (), {}, ())
+
+
 # ---- The test -------------------------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ memory only; what needs a CUDA device is in functions that are checked and not c
 """
 
 import sys
+import uuid
 from typing import Any, Literal
 
 import numpy as np
@@ -17,6 +18,9 @@ from strided import (
     DeviceMemoryResource,
     DeviceMemoryResourceOptions,
     HostMemoryResource,
+    IPCAllocationHandle,
+    IPCBufferDescriptor,
+    IPCViewDescriptor,
     LegacyPinnedMemoryResource,
     ManagedMemoryResource,
     ManagedMemoryResourceOptions,
@@ -219,7 +223,22 @@ def cuda_resources(device: int) -> None:
     assert_type(dev.is_handle_owned, bool)
     assert_type(dev.attributes.used_mem_current, int)
     assert_type(dev.attributes.reuse_allow_opportunistic, bool)
-    assert_type(dev.uuid, None)
+    assert_type(dev.uuid, uuid.UUID | None)
+    ipc = DeviceMemoryResource(device, {"ipc_enabled": True})
+    assert_type(ipc.allocation_handle, IPCAllocationHandle)
+    assert_type(ipc.allocation_handle.handle, int)
+    mapped = DeviceMemoryResource.from_allocation_handle(device, ipc.allocation_handle)
+    assert_type(mapped, DeviceMemoryResource)
+    assert_type(DeviceMemoryResource.from_registry(uuid.uuid4()), DeviceMemoryResource)
+    shared = ipc.allocate(64)
+    descriptor = shared.ipc_descriptor
+    assert_type(descriptor, IPCBufferDescriptor)
+    assert_type(descriptor.size, int)
+    assert_type(Buffer.from_ipc_descriptor(mapped, descriptor, stream=None), Buffer)
+    view = StridedMemoryView.from_buffer(shared, (16,), dtype="f4")
+    view_descriptor = view.get_ipc_descriptor(stream=0)
+    assert_type(view_descriptor, IPCViewDescriptor)
+    assert_type(StridedMemoryView.from_ipc_descriptor(view_descriptor, mapped), StridedMemoryView)
     dev.close()
     pinned = PinnedMemoryResource(PinnedMemoryResourceOptions(max_size=1 << 20))
     assert_type(pinned.numa_id, int)
