@@ -149,7 +149,7 @@ strided_status strided_view_import_interface(const strided_interface_desc *desc,
     strided_view v;
     if (status == STRIDED_OK)
         status = strided__view_wrap_made(op, desc->data, &layout, t.has_dtype ? &t.dtype : NULL,
-                                         desc->readonly, known, release, context, &v);
+                                         t.padded, desc->readonly, known, release, context, &v);
     if (status != STRIDED_OK) {
         /* Nothing holds the context: release it here, once. */
         if (release != NULL)

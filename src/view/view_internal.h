@@ -14,12 +14,14 @@ strided_status strided__refail(strided_status status, const char *op, const char
 
 /* strided_view_wrap, failing under the operation name op (the import that
  * wraps a producer's memory names itself), of a layout a constructor made
- * (it keeps the layout invariant) with a dtype of the layout's itemsize or
- * none: the imports, which build both themselves, skip checking them
- * again.
+ * (it keeps the layout invariant) with a dtype of the layout's itemsize
+ * (itemsize 1 for packed elements that are not whole bytes), of the form
+ * padded says, or none: the imports, which build both themselves, skip
+ * checking them again. The packed-layout rule is checked here, with the
+ * footprint.
  * Assumes: layout and out are not NULL. */
 strided_status strided__view_wrap_made(const char *op, void *element0, const strided_layout *layout,
-                                       const strided_dtype *dtype, bool readonly,
+                                       const strided_dtype *dtype, bool padded, bool readonly,
                                        const strided_device *device, strided_release_fn release,
                                        void *context, strided_view *out);
 

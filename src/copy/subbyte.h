@@ -1,0 +1,35 @@
+/*
+ * copy/subbyte.h: copies of sub-byte elements that are not plain bytes
+ * (copy/subbyte.c): between packed views of any layouts the packed-layout
+ * rule allows, and conversions between packed and padded views of one
+ * sub-byte type. Not installed.
+ */
+#ifndef STRIDED_COPY_SUBBYTE_H
+#define STRIDED_COPY_SUBBYTE_H
+
+#include <stdbool.h>
+
+#include "strided/copy.h"
+#include "strided/view.h"
+
+/* Whether a copy from src into dst moves sub-byte elements bit by bit: a
+ * view of packed elements that are not whole bytes on either side, or a
+ * sub-byte type padded on one side and packed on the other.
+ * Assumes: dst and src are not NULL. */
+bool strided__copy_is_subbyte(const strided_view *dst, const strided_view *src);
+
+/* Copy src into dst element by element, each element's value (bits *
+ * lanes of the dtype) read from its bits (packed) or from the low bits of
+ * its byte (padded) and written the same way, the other bits of the
+ * destination's bytes kept; padded destinations get their high bits 0, as
+ * ml_dtypes writes them. plan is the layouts' plan (strides in elements).
+ * Both views' memory is host-accessible; they may overlap (the source's
+ * bytes are then read first into a temporary). Runs on the calling thread:
+ * elements of one byte are never written by two threads.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT under op when either view has no
+ * dtype; STRIDED_ERR_OUT_OF_MEMORY for the temporary.
+ * Assumes: check_views passed (the dtypes are equal), plan->volume > 0. */
+strided_status strided__copy_subbyte_host(const char *op, const strided_copy_plan *plan,
+                                          const strided_view *dst, const strided_view *src);
+
+#endif
