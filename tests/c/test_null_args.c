@@ -406,6 +406,10 @@ static void fixture_release(fixture *f)
     /* strided/interface.h */                                                                      \
     X(import_interface_desc, "strided_view_import_interface", "desc", "interface", 0,              \
       strided_view_import_interface(NULL, NULL, NULL, NULL, &o->view, NULL))                       \
+    X(check_interface_export_view, "strided_view_check_interface_export", "view", "interface", 0,  \
+      strided_view_check_interface_export(NULL, "__array_interface__"))                            \
+    X(check_interface_export_what, "strided_view_check_interface_export", "what", "interface", 0,  \
+      strided_view_check_interface_export(&f->v, NULL))                                            \
     /* strided/stream.h */                                                                         \
     X(consumer_stream_out, "strided_consumer_stream_parse", "out", "stream_ptr", 0,                \
       strided_consumer_stream_parse(false, 5, NULL))                                               \

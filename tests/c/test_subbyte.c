@@ -18,6 +18,7 @@
 #include "strided/copy.h"
 #include "strided/dlpack.h"
 #include "strided/dtype.h"
+#include "strided/interface.h"
 #include "strided/layout.h"
 #include "strided/view.h"
 #include "test_cuda.h"
@@ -818,6 +819,54 @@ static void test_copy_packed_overlapping_and_refusals(void **state)
     strided_buffer_release(b);
 }
 
+static void test_interface_import_names_padded_types(void **state)
+{
+    (void)state;
+    static unsigned char mem[12];
+    strided_interface_desc d = {0};
+    d.kind = STRIDED_INTERFACE_ARRAY;
+    d.version = 3;
+    d.data = mem;
+    d.ndim = 2;
+    d.shape = I64(3, 4);
+    d.nstrides = -1;
+    d.typestr = "<V1";
+    d.type_name = "float4_e2m1fn";
+    strided_view v = {0};
+    strided_typestr t;
+    assert_ok(strided_view_import_interface(&d, NULL, NULL, NULL, &v, &t));
+    assert_true(v.has_dtype);
+    assert_true(v.padded);
+    assert_true(strided_dtype_equal(v.dtype, FP4));
+    assert_true(t.padded);
+    assert_i64(strided_view_packed_bits(&v), 0);
+    /* A padded view has an array interface; the same bytes packed not. */
+    assert_ok(strided_view_check_interface_export(&v, "__array_interface__"));
+    strided_view packed = {0};
+    strided_dtype fp4 = FP4;
+    strided_layout flat = make(1, I64(24), I64(1), 0);
+    assert_ok(strided_view_view_ex(&v, &flat, &fp4, false, &packed));
+    assert_error(strided_view_check_interface_export(&packed, "__array_interface__"),
+                 STRIDED_ERR_UNSUPPORTED, "__array_interface__",
+                 "a view of packed float4_e2m1fn elements (4 bits each) has no array interface");
+    assert_error(strided_view_check_interface_export(NULL, "x"), STRIDED_ERR_INVALID_ARGUMENT,
+                 "interface", "view and what are required");
+    strided_view_release(&packed);
+    strided_view_release(&v);
+    /* Without a name, raw bytes; with another name, what it names. */
+    d.type_name = NULL;
+    assert_ok(strided_view_import_interface(&d, NULL, NULL, NULL, &v, &t));
+    assert_false(v.has_dtype);
+    assert_false(v.padded);
+    strided_view_release(&v);
+    d.type_name = "float8_e4m3fn";
+    assert_ok(strided_view_import_interface(&d, NULL, NULL, NULL, &v, &t));
+    assert_true(v.has_dtype);
+    assert_false(v.padded);
+    assert_i64(v.dtype.code, STRIDED_DTYPE_FLOAT8_E4M3FN);
+    strided_view_release(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -836,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_copy_packed_transpose_to_row_major),
         cmocka_unit_test(test_copy_packed_to_padded_and_back),
         cmocka_unit_test(test_copy_packed_overlapping_and_refusals),
+        cmocka_unit_test(test_interface_import_names_padded_types),
     };
     use_no_driver();
     return cmocka_run_group_tests(tests, NULL, NULL);
