@@ -246,6 +246,11 @@ STRIDED_API strided_status strided_layout_required_size_in_bytes(const strided_l
  * inside a byte: (3,5):(6,1) of 4-bit elements is valid and needs 9 bytes.
  * An empty layout is always valid. See docs/subbyte.md. */
 
+/* g, the number of consecutive elements of bits bits that fill whole
+ * bytes: 8 / gcd(bits, 8) (2 for 4 bits, 4 for 6, 1 for a multiple of 8);
+ * 0 for bits <= 0. */
+STRIDED_API int strided_layout_packed_group(int bits);
+
 /* Check a layout of elements of bits bits against the packed-layout rule.
  *   layout  borrowed
  *   bits    1 to 524280; for a multiple of 8 every layout passes

@@ -203,10 +203,6 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
         return copy_host_planned(&plan, strided_view_ptr(dst), &dst->layout, strided_view_ptr(src),
                                  &src->layout, 0, temporaries ? temporaries->host : NULL, stream);
     }
-    if (subbyte)
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "copies of packed sub-byte elements, and between packed and padded "
-                             "ones, run between host-accessible memory only");
 
     if (no_stream)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
@@ -235,8 +231,16 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
                              blocking,
                              temporaries ? temporaries->host : NULL,
                              temporaries ? temporaries->device : NULL};
-    status = dst_host || src_host ? strided__copy_transfer(&job)
-                                  : strided__copy_between_devices(&job);
+    if (subbyte && (dst_host || src_host))
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "copies of packed sub-byte elements, and between packed and padded "
+                             "ones, run between host-accessible memory or between device "
+                             "memory, not between host and device memory");
+    if (subbyte)
+        status = strided__copy_subbyte_device(op, &job);
+    else
+        status = dst_host || src_host ? strided__copy_transfer(&job)
+                                      : strided__copy_between_devices(&job);
     if (status == STRIDED_OK && blocking)
         status = wait_stream(op, cu, stream, device);
     return status;

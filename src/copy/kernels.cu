@@ -34,6 +34,10 @@
  *                         span the short axis whole (strided_copy_thin_tile),
  *                         read in the source's order and written in the
  *                         destination's, both coalesced
+ *   subbyte               sub-byte elements (packed, or padded on one
+ *                         side) by their bits: a group of destination
+ *                         elements that fills whole bytes per work item
+ *                         (strided_copy_subbyte_args)
  *   transpose_Sp_iN       1- and 2-byte elements as 32-bit words: each
  *                         thread transposes 4x4 bytes or 2x2 halfwords in
  *                         registers with __byte_perm, and the word tile in
@@ -521,6 +525,67 @@ template <class T, class Args> __device__ __forceinline__ void transpose_thin(co
     }
 }
 
+/* The value of width bits (at most 32) at bit position bit of base,
+ * little bit-endian; reads only the bytes those bits lie in. Negative
+ * positions count back from base (an arithmetic shift is a floor). */
+__device__ __forceinline__ uint32_t get_bits(const uint8_t *base, int64_t bit, int width)
+{
+    const uint8_t *p = base + (bit >> 3);
+    const int shift = (int)(bit & 7), bytes = (shift + width + 7) >> 3;
+    uint64_t word = 0;
+    for (int k = 0; k < bytes; k++)
+        word |= (uint64_t)__ldg(p + k) << (8 * k);
+    return (uint32_t)((word >> shift) & ((UINT64_C(1) << width) - 1));
+}
+
+/* Write value into width bits (at most 32) at bit position bit of base,
+ * keeping the other bits of the bytes it touches. The caller owns those
+ * bytes: no other thread writes them. */
+__device__ __forceinline__ void put_bits(uint8_t *base, int64_t bit, int width, uint32_t value)
+{
+    uint8_t *p = base + (bit >> 3);
+    const int shift = (int)(bit & 7), bytes = (shift + width + 7) >> 3;
+    const uint64_t mask = ((UINT64_C(1) << width) - 1) << shift, bits = (uint64_t)value << shift;
+    for (int k = 0; k < bytes; k++) {
+        const uint8_t m = (uint8_t)(mask >> (8 * k));
+        p[k] = m == 0xff ? (uint8_t)(bits >> (8 * k))
+                         : (uint8_t)((p[k] & ~m) | ((bits >> (8 * k)) & m));
+    }
+}
+
+/* Sub-byte elements, a group of destination elements per work item (see
+ * strided_copy_subbyte_args): the group's values are read one by one and
+ * written together, whole bytes at once, where the destination is packed
+ * along axis 0; element by element otherwise. */
+__device__ void subbyte(const strided_copy_subbyte_args &a)
+{
+    const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
+    uint8_t *dst = reinterpret_cast<uint8_t *>(a.dst);
+    const int64_t step = (int64_t)gridDim.x * THREADS;
+    for (int64_t i = (int64_t)blockIdx.x * THREADS + threadIdx.x; i < a.count; i += step) {
+        int64_t rest = i / a.extent[0];
+        const int64_t j0 = (i - rest * a.extent[0]) * a.group;
+        int64_t d = j0 * a.dst_stride[0], s = j0 * a.src_stride[0];
+        for (int k = 1; k < a.ndim; k++) {
+            const int64_t q = rest / a.extent[k], j = rest - q * a.extent[k];
+            d += j * a.dst_stride[k];
+            s += j * a.src_stride[k];
+            rest = q;
+        }
+        const int n = a.n0 - j0 < a.group ? (int)(a.n0 - j0) : a.group;
+        if (a.group == 1) {
+            put_bits(dst, a.dst_bit + d * a.dst_step, a.dst_width,
+                     get_bits(src, a.src_bit + s * a.src_step, a.width));
+            continue;
+        }
+        uint32_t acc = 0;
+        for (int t = 0; t < n; t++)
+            acc |= get_bits(src, a.src_bit + (s + t * a.src_stride[0]) * a.src_step, a.width)
+                   << (t * a.width);
+        put_bits(dst, a.dst_bit + d * a.dst_step, n * a.width, acc);
+    }
+}
+
 } // namespace
 
 #define KERNEL(name, Args) \
@@ -602,3 +667,8 @@ FOR_UNITS(TRANSPOSES)
 FOR_UNITS(TRANSPOSE_THIN)
 TRANSPOSE(1, true, transpose_1p)
 TRANSPOSE(2, true, transpose_2p)
+
+KERNEL(subbyte, strided_copy_subbyte_args)
+{
+    subbyte(a);
+}

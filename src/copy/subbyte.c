@@ -135,3 +135,41 @@ strided_status strided__copy_subbyte_host(const char *op, const strided_copy_pla
     strided__free(tmp);
     return STRIDED_OK;
 }
+
+/* The bits between consecutive element offsets of a view: its packed
+ * elements' bits, or 8 times the itemsize. */
+static int step_of(const strided_view *v)
+{
+    int bits = strided_view_packed_bits(v);
+    return bits > 0 ? bits : 8 * v->layout.itemsize;
+}
+
+strided_status strided__copy_subbyte_device(const char *op, const strided__copy_job *job)
+{
+    const strided_view *dst = job->dst, *src = job->src;
+    if (!dst->has_dtype || !src->has_dtype)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "a copy of packed sub-byte elements needs the dtype of both views");
+    int dst_dev = job->dst_info.device_id >= 0 ? job->dst_info.device_id : job->device;
+    int src_dev = job->src_info.device_id >= 0 ? job->src_info.device_id : job->device;
+    if (dst_dev != src_dev)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "copies of packed sub-byte elements run on one device: the "
+                             "destination is on device %d, the source on device %d",
+                             dst_dev, src_dev);
+    /* Both footprints as device addresses: each view's device address of
+     * element 0 is its host one moved by the same amount. */
+    uintptr_t dd = strided_view_device_ptr(dst), sd = strided_view_device_ptr(src);
+    uintptr_t dlo, dhi, slo, shi;
+    footprint(dst, &dlo, &dhi);
+    footprint(src, &slo, &shi);
+    uintptr_t dshift = dd - (uintptr_t)strided_view_ptr(dst),
+              sshift = sd - (uintptr_t)strided_view_ptr(src);
+    if (dlo + dshift < shi + sshift && slo + sshift < dhi + dshift)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "a device copy of packed sub-byte elements between overlapping "
+                             "memory is not supported: copy through a temporary view");
+    strided__subbyte_sides sides = {
+        dd, sd, step_of(dst), step_of(src), src->dtype.bits * src->dtype.lanes, dst->padded};
+    return strided__copy_device_run_subbyte(job->plan, &sides, job->stream, job->device);
+}

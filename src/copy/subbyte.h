@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "copy/launch.h"
 #include "strided/copy.h"
 #include "strided/view.h"
 
@@ -31,5 +32,14 @@ bool strided__copy_is_subbyte(const strided_view *dst, const strided_view *src);
  * Assumes: check_views passed (the dtypes are equal), plan->volume > 0. */
 strided_status strided__copy_subbyte_host(const char *op, const strided_copy_plan *plan,
                                           const strided_view *dst, const strided_view *src);
+
+/* The same on a device, for views of device or managed memory: the
+ * kernel subbyte (copy/launch.c) on job->device, queued on job->stream.
+ * Returns STRIDED_ERR_UNSUPPORTED under op when the two views are on
+ * different devices or their bytes overlap; what
+ * strided__copy_device_run_subbyte returns.
+ * Assumes: what strided__copy_subbyte_host assumes; both views'
+ * memory is device-accessible. */
+strided_status strided__copy_subbyte_device(const char *op, const strided__copy_job *job);
 
 #endif

@@ -17,10 +17,10 @@
 #include "base/base.h"
 #include "strided/layout.h"
 
-/* The number of consecutive elements of bits bits that fill whole bytes.
- * Assumes: bits > 0. */
-static int64_t group_of(int bits)
+int strided_layout_packed_group(int bits)
 {
+    if (bits <= 0)
+        return 0;
     int a = bits, b = 8;
     while (b != 0) {
         int r = a % b;
@@ -78,7 +78,7 @@ strided_status strided_layout_check_packed(const strided_layout *l, int bits)
         status = strided_layout_validate(l);
     if (status != STRIDED_OK || strided_layout_volume(l) == 0)
         return status;
-    int64_t g = group_of(bits);
+    int64_t g = strided_layout_packed_group(bits);
     if (l->slice_offset % g != 0)
         return split_byte(l, bits, g, -1, l->slice_offset);
     int axis = packed_axis(l);

@@ -218,7 +218,7 @@ strided_status strided__view_export_dlpack_ex(const strided_view *view,
     if (status != STRIDED_OK)
         return status;
     if (versioned)
-        ((strided_dl_managed_tensor_versioned *)tensor)->flags = STRIDED_DLPACK_FLAG_IS_COPIED;
+        ((strided_dl_managed_tensor_versioned *)tensor)->flags |= STRIDED_DLPACK_FLAG_IS_COPIED;
     *out = tensor;
     return STRIDED_OK;
 }

@@ -44,24 +44,7 @@ static strided_layout make(int ndim, const int64_t *shape, const int64_t *stride
     return l;
 }
 
-/* The reference: the value of width bits from bit position bit of mem,
- * read one bit at a time, little bit-endian. */
-static unsigned ref_get(const unsigned char *mem, int64_t bit, int width)
-{
-    unsigned v = 0;
-    for (int i = 0; i < width; i++)
-        v |= (unsigned)((mem[(bit + i) / 8] >> ((bit + i) % 8)) & 1) << i;
-    return v;
-}
-
-static void ref_set(unsigned char *mem, int64_t bit, int width, unsigned v)
-{
-    for (int i = 0; i < width; i++) {
-        unsigned char m = (unsigned char)(1u << ((bit + i) % 8));
-        mem[(bit + i) / 8] = (unsigned char)((mem[(bit + i) / 8] & ~m) | (((v >> i) & 1) ? m : 0));
-    }
-}
-
+/* n bytes of a xorshift sequence from seed. */
 static void fill_random(unsigned char *mem, size_t n, uint64_t seed)
 {
     uint64_t s = seed;
@@ -695,7 +678,7 @@ static unsigned ref_element(const unsigned char *mem, const strided_layout *l, i
                             bool packed, int64_t i, int64_t j)
 {
     int64_t o = l->slice_offset + i * l->strides[0] + j * l->strides[1];
-    return packed ? ref_get(mem, o * width, width) : ref_get(mem, o * 8, width);
+    return packed ? bits_get(mem, o * width, width) : bits_get(mem, o * 8, width);
 }
 
 /* Copy a 2-d view of one form into another and compare every element with
@@ -719,9 +702,9 @@ static void check_copy_2d(strided_dtype dtype, bool src_padded, const strided_la
             unsigned v = ref_element(src_mem, src_l, width, !src_padded, i, j);
             int64_t o = dst_l->slice_offset + i * dst_l->strides[0] + j * dst_l->strides[1];
             if (dst_padded)
-                ref_set(before, o * 8, 8, v);
+                bits_set(before, o * 8, 8, v);
             else
-                ref_set(before, o * width, width, v);
+                bits_set(before, o * width, width, v);
         }
     if (memcmp(before, dst_mem, sizeof before) != 0) {
         size_t k = 0;
@@ -797,7 +780,7 @@ static void test_copy_packed_overlapping_and_refusals(void **state)
     assert_ok(strided_view_from_buffer(b, &from, &fp4, false, &s));
     assert_ok(strided_view_from_buffer(b, &to, &fp4, false, &d));
     for (int i = 0; i < 20; i++)
-        ref_set(want, (2 + i) * 4, 4, ref_get(mem, i * 4, 4));
+        bits_set(want, (2 + i) * 4, 4, bits_get(mem, i * 4, 4));
     assert_ok(strided_view_copy(&d, &s, NULL, STRIDED_COPY_DEFAULT));
     assert_memory_equal(mem, want, sizeof mem);
     /* Packed elements against a view without a dtype: refused. */

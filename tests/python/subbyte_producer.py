@@ -1,10 +1,16 @@
-"""A DLPack producer of sub-byte tensors for the tests (test_subbyte.py):
-a managed tensor, versioned or legacy, of any dtype (code, bits, lanes),
-shape, strides and flags over the bytes of a NumPy array the test owns,
-written from the DLPack specification with ctypes. It needs no ml_dtypes."""
+"""A DLPack producer of sub-byte tensors for the tests (test_subbyte.py,
+test_subbyte_gpu.py) and bench/bench_subbyte.py: a managed tensor, versioned
+or legacy, of any dtype (code, bits, lanes), shape, strides and flags over
+the bytes of a NumPy array the test owns or of device memory, written from
+the DLPack specification with ctypes; and Memory, bytes on the host or on
+device 0 with packed and padded views of them. It needs no ml_dtypes until
+a padded view is asked for."""
 
 import ctypes
 
+import numpy as np
+
+import strided
 from strided import StridedMemoryView
 
 
@@ -50,19 +56,22 @@ def _deleter(address):
 
 class Producer:
     """A DLPack producer of one tensor of dtype (code, bits, lanes) over the
-    bytes of mem, element (0,...,0) at byte `at`."""
+    bytes of mem (a NumPy array, or the address of memory on device), element
+    (0,...,0) at byte `at`."""
 
-    def __init__(self, mem, dtype, shape, strides, at=0, flags=0, versioned=True):
+    def __init__(self, mem, dtype, shape, strides, at=0, flags=0, versioned=True,
+                 device=(1, 0)):
         self.mem = mem
+        self.device = device
         self.versioned = versioned
         self.struct = DLManagedTensorVersioned() if versioned else DLManagedTensor()
         n = max(len(shape), 1)
         self.shape = (ctypes.c_int64 * n)(*shape)
         self.strides = (ctypes.c_int64 * n)(*strides)
         t = self.struct.dl_tensor
-        t.data = mem.ctypes.data
+        t.data = mem if isinstance(mem, int) else mem.ctypes.data
         t.byte_offset = at
-        t.device = DLDevice(1, 0)
+        t.device = DLDevice(*device)
         t.ndim = len(shape)
         t.dtype = DLDataType(*dtype)
         t.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
@@ -74,7 +83,7 @@ class Producer:
         self.deleted = 0
 
     def __dlpack_device__(self):
-        return (1, 0)
+        return self.device
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         address = ctypes.addressof(self.struct)
@@ -83,7 +92,44 @@ class Producer:
                              None)
 
 
-def import_packed(mem, dtype, shape, strides, at=0, **kw):
+def import_packed(mem, dtype, shape, strides, at=0, stream_ptr=-1, **kw):
     """StridedMemoryView.from_dlpack of a Producer of these arguments."""
     return StridedMemoryView.from_dlpack(Producer(mem, dtype, shape, strides, at, **kw),
-                                         stream_ptr=-1)
+                                         stream_ptr=stream_ptr)
+
+
+class Memory:
+    """n bytes on device 0 (from strided.DeviceMemoryResource), or on the
+    host (a NumPy array): their bytes in and out through a byte view, and
+    packed (by this producer) and padded (ml_dtypes' types) views of them.
+    Copies go on stream (the legacy default stream)."""
+
+    def __init__(self, n, host=False, stream=1):
+        self.n, self.host, self.stream = n, host, stream
+        if host:
+            self.array = np.zeros(n, np.uint8)
+            self.raw = StridedMemoryView.from_array_interface(self.array)
+            self.address, self.device = self.array.ctypes.data, (1, 0)
+        else:
+            self.buffer = strided.DeviceMemoryResource(0).allocate(n, stream=stream)
+            self.raw = StridedMemoryView.from_buffer(self.buffer, (n,), dtype=np.uint8)
+            self.address, self.device = int(self.buffer.handle), (2, 0)
+
+    def put(self, data):
+        self.raw.copy_from(StridedMemoryView.from_array_interface(np.ascontiguousarray(data)),
+                           stream=self.stream)
+
+    def get(self):
+        out = np.empty(self.n, np.uint8)
+        StridedMemoryView.from_array_interface(out).copy_from(self.raw, stream=self.stream)
+        return out
+
+    def packed(self, dtype, shape, strides):
+        return import_packed(self.address, dtype, shape, strides, device=self.device,
+                             stream_ptr=-1 if self.host else self.stream)
+
+    def padded(self, name, shape):
+        import ml_dtypes
+
+        v = self.raw.view(dtype=np.dtype(getattr(ml_dtypes, name)))
+        return v.view(v.layout.reshaped(shape))

@@ -298,3 +298,26 @@ def test_packed_copy_keeps_the_other_bits_of_its_bytes():
     # Each row: 5 nibbles of 1 in 3 bytes, the 6th nibble (high, byte 2) kept.
     assert dst_mem[:9].tolist() == [0x11, 0x11, 0xE1] * 3
     assert dst_mem[9:].tolist() == [0xEE] * 7
+
+
+def test_dlpack_export_by_copy_of_packed_and_padded_views():
+    rng = np.random.default_rng(3)
+    mem = rng.integers(0, 256, 8, dtype=np.uint8)
+    v = import_packed(mem, FP4, (16,), (1,))
+    c = StridedMemoryView.from_dlpack(
+        type("Copy", (), {"__dlpack__": lambda self, **kw: v.__dlpack__(copy=True, **kw),
+                          "__dlpack_device__": lambda self: (1, 0)})(), stream_ptr=-1)
+    assert c.ptr != v.ptr and c.element_bits == 4 and not c.padded
+    np.testing.assert_array_equal(padded_copy(c, FP4), padded_copy(v, FP4))
+    # Dense C order is the copy's layout: rows of 5 fp4 would split bytes.
+    rows = import_packed(mem, FP4, (2, 5), (6, 1))
+    with pytest.raises(BufferError, match="packed-layout rule"):
+        rows.__dlpack__(max_version=(1, 3), copy=True)
+    # A padded view's copy is padded too.
+    a = (np.arange(6) % 4).astype(ml_dtypes.int2)
+    p = StridedMemoryView.from_array_interface(a)
+    again = StridedMemoryView.from_dlpack(
+        type("Copy", (), {"__dlpack__": lambda self, **kw: p.__dlpack__(copy=True, **kw),
+                          "__dlpack_device__": lambda self: (1, 0)})(), stream_ptr=-1)
+    assert again.padded and again.ptr != p.ptr
+    np.testing.assert_array_equal(np.asarray(again).view(np.uint8), a.view(np.uint8))
