@@ -232,11 +232,8 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
                              temporaries ? temporaries->host : NULL,
                              temporaries ? temporaries->device : NULL};
     if (subbyte && (dst_host || src_host))
-        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "copies of packed sub-byte elements, and between packed and padded "
-                             "ones, run between host-accessible memory or between device "
-                             "memory, not between host and device memory");
-    if (subbyte)
+        status = strided__copy_subbyte_transfer(op, &job, dst_host);
+    else if (subbyte)
         status = strided__copy_subbyte_device(op, &job);
     else
         status = dst_host || src_host ? strided__copy_transfer(&job)

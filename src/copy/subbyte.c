@@ -15,6 +15,7 @@
 
 #include "base/base.h"
 #include "copy/subbyte.h"
+#include "cuda/driver.h"
 #include "memory/memory.h"
 #include "strided/dtype.h"
 
@@ -142,6 +143,56 @@ static int step_of(const strided_view *v)
 {
     int bits = strided_view_packed_bits(v);
     return bits > 0 ? bits : 8 * v->layout.itemsize;
+}
+
+/* Host memory against device memory: the host view's bytes (its
+ * footprint) are moved into a device temporary, the kernel runs between the
+ * temporary and the device view, and for a host destination the bytes go
+ * back, the bits of them outside the view as they were. */
+static strided_status through_device(const char *op, const strided__copy_job *job, bool dst_host)
+{
+    const strided_view *host = dst_host ? job->dst : job->src;
+    const strided_view *dev = dst_host ? job->src : job->dst;
+    uintptr_t lo, hi;
+    footprint(host, &lo, &hi);
+    const strided__driver *cu;
+    strided__context_scope scope;
+    strided__copy_temp t = {0};
+    strided_status status = strided__cuda(op, &cu);
+    if (status != STRIDED_OK)
+        return status;
+    status = strided__context_enter(op, cu, job->device, &scope);
+    if (status != STRIDED_OK)
+        return status;
+    CUstream stream = (CUstream)job->stream;
+    status = strided__copy_temp_alloc(job, (size_t)(hi - lo), &t);
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(op, cu->cuMemcpyAsync((CUdeviceptr)t.ptr, (CUdeviceptr)lo,
+                                                          (size_t)(hi - lo), stream));
+    uintptr_t staged = t.ptr + ((uintptr_t)strided_view_ptr(host) - lo);
+    strided__subbyte_sides sides = {dst_host ? staged : strided_view_device_ptr(dev),
+                                    dst_host ? strided_view_device_ptr(dev) : staged,
+                                    step_of(job->dst),
+                                    step_of(job->src),
+                                    job->src->dtype.bits * job->src->dtype.lanes,
+                                    job->dst->padded};
+    if (status == STRIDED_OK)
+        status = strided__copy_device_run_subbyte(job->plan, &sides, job->stream, job->device);
+    if (status == STRIDED_OK && dst_host)
+        status = STRIDED_CUDA_CHECK(op, cu->cuMemcpyAsync((CUdeviceptr)lo, (CUdeviceptr)t.ptr,
+                                                          (size_t)(hi - lo), stream));
+    strided__copy_temp_free(&t);
+    strided__context_leave(cu, &scope);
+    return status;
+}
+
+strided_status strided__copy_subbyte_transfer(const char *op, const strided__copy_job *job,
+                                              bool dst_host)
+{
+    if (!job->dst->has_dtype || !job->src->has_dtype)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "a copy of packed sub-byte elements needs the dtype of both views");
+    return through_device(op, job, dst_host);
 }
 
 strided_status strided__copy_subbyte_device(const char *op, const strided__copy_job *job)

@@ -42,4 +42,15 @@ strided_status strided__copy_subbyte_host(const char *op, const strided_copy_pla
  * memory is device-accessible. */
 strided_status strided__copy_subbyte_device(const char *op, const strided__copy_job *job);
 
+/* The same between host memory (pageable or pinned; the destination when
+ * dst_host, else the source) and device or managed memory: the host
+ * view's bytes go to a device temporary on the job's stream (for a host
+ * destination first in, so that the bits of its bytes outside the view are
+ * kept, and back after the kernel), and the kernel runs on job->device.
+ * Returns STRIDED_ERR_INVALID_ARGUMENT under op when either view has no
+ * dtype; the errors of the temporary, the driver's copies and
+ * strided__copy_device_run_subbyte. */
+strided_status strided__copy_subbyte_transfer(const char *op, const strided__copy_job *job,
+                                              bool dst_host);
+
 #endif

@@ -300,8 +300,24 @@ static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
     l = launched();
     assert_string_equal(l.function, "strided_copy_subbyte");
     assert_int_equal(l.grid[0], 6);
-    /* Overlapping packed memory, another device, host memory: refused,
-     * nothing launched. */
+    /* Host memory: its bytes through a device temporary, in, the kernel,
+     * and back out for a host destination. */
+    static unsigned char host[1024];
+    strided_view onhost;
+    strided_device cpu = {STRIDED_DEVICE_CPU, 0};
+    assert_ok(strided_view_wrap(host, &dst.layout, &fp4, false, &cpu, NULL, NULL, &onhost));
+    long copies = fake.calls("cuMemcpyAsync"), launches = fake.calls("cuLaunchKernel");
+    assert_ok(copy(onhost, src));
+    assert_int_equal(fake.calls("cuMemcpyAsync"), copies + 2);
+    assert_int_equal(fake.calls("cuLaunchKernel"), launches + 1);
+    assert_string_equal(launched().function, "strided_copy_subbyte");
+    assert_int_equal(launched().args[1], addr(&src));
+    assert_ok(copy(src, onhost));
+    assert_int_equal(fake.calls("cuMemcpyAsync"), copies + 3);
+    assert_int_equal(launched().args[0], addr(&src));
+    assert_clean(NULL);
+    /* Overlapping packed memory, another device: refused, nothing
+     * launched. */
     long before = fake.calls("cuLaunchKernel");
     strided_view shifted;
     strided_layout sl = dst.layout;
@@ -316,12 +332,6 @@ static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
     strided_view other = packed_fp4(1024, 0, 46, 30, 30, 1, 0);
     assert_error(copy(other, src), STRIDED_ERR_UNSUPPORTED, OP,
                  "the destination is on device 0, the source on device 1");
-    static unsigned char host[1024];
-    strided_view onhost;
-    strided_device cpu = {STRIDED_DEVICE_CPU, 0};
-    assert_ok(strided_view_wrap(host, &dst.layout, &fp4, false, &cpu, NULL, NULL, &onhost));
-    assert_error(copy(onhost, src), STRIDED_ERR_UNSUPPORTED, OP,
-                 "not between host and device memory");
     assert_int_equal(fake.calls("cuLaunchKernel"), before);
     release2(&shifted, &head);
     release2(&other, &onhost);

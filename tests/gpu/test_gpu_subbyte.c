@@ -3,8 +3,9 @@
  * of src/copy/kernels.cu, through strided_view_copy): packed transposes of
  * 4-bit floats into row-major matrices, 6-bit floats, 2- and 1-bit ints,
  * pairs of 6-bit floats, conversions between packed and padded views both
- * ways, and destinations whose bytes hold bits of no element (rows of odd
- * length at an even stride). docs/subbyte.md states the rule.
+ * ways, destinations whose bytes hold bits of no element (rows of odd
+ * length at an even stride), and copies between host and device memory
+ * (through a device temporary). docs/subbyte.md states the rule.
  *
  * Each case fills device memory with random bytes (the destination too),
  * copies, reads back the whole destination allocation and compares it with
@@ -48,10 +49,10 @@ static strided_dtype DT(int code, int bits, int lanes)
 #define UINT1 DT(STRIDED_DTYPE_UINT, 1, 1)
 
 /* One side: a 2-D layout (shape, strides in elements, slice offset), its
- * form, and its bytes on the device. */
+ * form, and its bytes on the device (or in host memory, on_host). */
 typedef struct side {
     int64_t shape[2], strides[2], offset;
-    bool padded;
+    bool padded, on_host;
     CUdeviceptr base;
     int64_t bytes;
     unsigned char *host; /* the bytes as filled, then as read back */
@@ -75,15 +76,34 @@ static void make_side(side *s, int width, uint64_t *seed)
     assert_non_null(s->host);
     for (int64_t i = 0; i < s->bytes; i++)
         s->host[i] = (unsigned char)xorshift_next(seed);
+    if (s->on_host) {
+        void *mem = malloc((size_t)s->bytes);
+        assert_non_null(mem);
+        memcpy(mem, s->host, (size_t)s->bytes);
+        s->base = (CUdeviceptr)(uintptr_t)mem;
+        return;
+    }
     assert_int_equal(cu.cuMemAlloc(&s->base, (size_t)s->bytes), CUDA_SUCCESS);
     CU(cuMemcpyHtoD(s->base, s->host, (size_t)s->bytes));
 }
 
-/* A view of a side: raw bytes wrapped as device memory of device 0, then
- * seen through the side's layout, type and form. */
+/* Read a side's bytes back into s->host, and free them. */
+static void take_side(side *s)
+{
+    if (s->on_host) {
+        memcpy(s->host, (void *)(uintptr_t)s->base, (size_t)s->bytes);
+        free((void *)(uintptr_t)s->base);
+        return;
+    }
+    CU(cuMemcpyDtoH(s->host, s->base, (size_t)s->bytes));
+    CU(cuMemFree(s->base));
+}
+
+/* A view of a side: raw bytes wrapped as device memory of device 0 (or
+ * host memory), then seen through the side's layout, type and form. */
 static strided_view view_of(const side *s, strided_dtype dtype)
 {
-    strided_device dev = {STRIDED_DEVICE_CUDA, 0};
+    strided_device dev = {s->on_host ? STRIDED_DEVICE_CPU : STRIDED_DEVICE_CUDA, 0};
     strided_layout raw, l;
     strided_view bytes, v;
     assert_ok(strided_layout_init(&raw, 1, I64(s->bytes), NULL, 1));
@@ -116,24 +136,23 @@ static void check_copy(const char *what, strided_dtype dtype, side src, side dst
     strided_view sv = view_of(&src, dtype), dv = view_of(&dst, dtype);
     assert_ok(strided_view_copy(&dv, &sv, NULL, STRIDED_COPY_BLOCKING));
     CU(cuCtxSynchronize());
-    CU(cuMemcpyDtoH(dst.host, dst.base, (size_t)dst.bytes));
+    strided_view_release(&sv);
+    strided_view_release(&dv);
+    take_side(&src);
+    take_side(&dst);
     for (int64_t i = 0; i < dst.bytes; i++)
         if (dst.host[i] != want[i])
             fail_msg("%s: destination byte %lld is 0x%02x, expected 0x%02x", what, (long long)i,
                      dst.host[i], want[i]);
     cases++;
-    strided_view_release(&sv);
-    strided_view_release(&dv);
-    CU(cuMemFree(src.base));
-    CU(cuMemFree(dst.base));
     free(src.host);
     free(dst.host);
     free(want);
 }
 
-#define SIDE(r, c, rs, cs, off, pad)                       \
-    {                                                      \
-        {(r), (c)}, {(rs), (cs)}, (off), (pad), 0, 0, NULL \
+#define SIDE(r, c, rs, cs, off, pad)                              \
+    {                                                             \
+        {(r), (c)}, {(rs), (cs)}, (off), (pad), false, 0, 0, NULL \
     }
 
 static void test_packed_transposes(void **state)
@@ -197,12 +216,29 @@ static void test_packed_and_padded_conversions(void **state)
                (side)SIDE(2048, 1024, 1024, 1, 0, true), 81);
 }
 
+static void test_between_host_and_device_memory(void **state)
+{
+    (void)state;
+    side host_t = SIDE(30, 46, 1, 30, 0, false), dev_c = SIDE(30, 46, 46, 1, 0, false);
+    host_t.on_host = true;
+    check_copy("fp4 host transposed to device", FP4, host_t, dev_c, 91);
+    side dev_t = SIDE(30, 46, 1, 30, 0, false), host_rows = SIDE(30, 46, 48, 1, 2, false);
+    host_rows.on_host = true;
+    check_copy("fp4 device transposed to host rows", FP4, dev_t, host_rows, 92);
+    side host_padded = SIDE(12, 8, 8, 1, 0, true), dev_fp6 = SIDE(12, 8, 1, 12, 0, false);
+    host_padded.on_host = true;
+    check_copy("fp6 device packed to host padded", FP6, dev_fp6, host_padded, 93);
+    check_copy("fp6 host padded to device packed", FP6, host_padded,
+               (side)SIDE(12, 8, 8, 1, 4, false), 94);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_packed_transposes, set_primary),
         cmocka_unit_test_setup(test_rows_that_end_inside_a_byte_keep_its_other_bits, set_primary),
         cmocka_unit_test_setup(test_packed_and_padded_conversions, set_primary),
+        cmocka_unit_test_setup(test_between_host_and_device_memory, set_primary),
     };
     int count = 0;
     int rc = gpu_test_start(&count);

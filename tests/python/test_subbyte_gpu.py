@@ -118,3 +118,23 @@ def test_torch_transposed_float4_x2():
     ds = d.relaned(1)
     ds.view(ds.layout.reshaped((48, 32, 2))).copy_from(single, stream=STREAM, blocking=True)
     assert torch.equal(dense, weights.t().contiguous())
+
+
+@pytest.mark.parametrize("dtype", [FP4, FP6])
+def test_packed_copies_between_host_and_device(dtype):
+    bits = dtype[1]
+    m, n = 32, 48
+    vals = np.random.default_rng(9).integers(0, 2**bits, (m, n))
+    nbytes = m * n * bits // 8
+    host, dev = Memory(nbytes, host=True), Memory(nbytes)
+    host.put(pack(vals.ravel(), bits, nbytes))
+    dev.put(np.zeros(nbytes, np.uint8))
+    h = host.packed(dtype, (m, n), (n, 1))
+    d = dev.packed(dtype, (n, m), (m, 1))
+    d.copy_from(h.view(h.layout.permuted((1, 0))), stream=STREAM)
+    np.testing.assert_array_equal(dev.get(), pack(vals.T.ravel(), bits, nbytes))
+    # Back into host memory, as padded elements.
+    padded = Memory(m * n, host=True)
+    q = padded.padded(NAMES[dtype], (n, m))
+    q.copy_from(d, stream=STREAM)
+    np.testing.assert_array_equal(padded.get().reshape(n, m), vals.T)
