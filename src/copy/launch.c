@@ -790,51 +790,6 @@ strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t ds
     return launch_on(device, &l, NULL, 0, stream);
 }
 
-/* The sub-byte kernel's arguments for plan p (volume > 0): its axes
- * innermost first, extent-1 axes dropped, the innermost counted in groups;
- * *work the number of work items. */
-static strided_status subbyte_args(const strided_copy_plan *p, const strided__subbyte_sides *sd,
-                                   strided_copy_subbyte_args *a, int64_t *work)
-{
-    memset(a, 0, sizeof *a);
-    a->dst = (uint64_t)sd->dst;
-    a->src = (uint64_t)sd->src;
-    a->width = sd->width;
-    a->dst_width = sd->dst_padded ? 8 : sd->width;
-    a->dst_step = sd->dst_step;
-    a->src_step = sd->src_step;
-    if (strided__mul_overflow(p->dst_offset, sd->dst_step, &a->dst_bit) ||
-        strided__mul_overflow(p->src_offset, sd->src_step, &a->src_bit))
-        return too_large();
-    int n = 0;
-    for (int k = p->ndim - 1; k >= 0; k--) {
-        if (p->shape[k] == 1)
-            continue;
-        a->extent[n] = p->shape[k];
-        a->dst_stride[n] = p->dst_strides[k];
-        a->src_stride[n] = p->src_strides[k];
-        n++;
-    }
-    if (n == 0) {
-        a->extent[0] = 1;
-        n = 1;
-    }
-    a->ndim = n;
-    a->n0 = a->extent[0];
-    /* A packed destination run along axis 0: groups that fill whole
-     * bytes, so that no two work items share a byte. */
-    a->group = 1;
-    if (!sd->dst_padded && sd->dst_step % 8 != 0 && a->dst_stride[0] == 1)
-        a->group = strided_layout_packed_group(sd->dst_step);
-    a->extent[0] = ceil_div(a->n0, a->group);
-    int64_t count = 1;
-    for (int k = 0; k < n; k++)
-        count *= a->extent[k]; /* at most the plan's volume */
-    a->count = count;
-    *work = count;
-    return STRIDED_OK;
-}
-
 strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,
                                                 const strided__subbyte_sides *sides, void *stream,
                                                 int device)
@@ -845,7 +800,7 @@ strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,
     assert(p != NULL && sides != NULL);
     if (p->volume == 0)
         return STRIDED_OK;
-    strided_status status = subbyte_args(p, sides, &a, &work);
+    strided_status status = strided__copy_subbyte_args(p, sides, &a, &work);
     if (status != STRIDED_OK)
         return status;
     return launch_on(device, NULL, &a, work, stream);
@@ -911,4 +866,48 @@ void strided__copy_temp_free(strided__copy_temp *t)
     }
     t->ptr = 0;
     t->buffer = NULL;
+}
+
+strided_status strided__copy_subbyte_args(const strided_copy_plan *p,
+                                          const strided__subbyte_sides *sd,
+                                          strided_copy_subbyte_args *a, int64_t *work)
+{
+    memset(a, 0, sizeof *a);
+    a->dst = (uint64_t)sd->dst;
+    a->src = (uint64_t)sd->src;
+    a->width = sd->width;
+    a->dst_width = sd->dst_padded ? 8 : sd->width;
+    a->dst_step = sd->dst_step;
+    a->src_step = sd->src_step;
+    if (strided__mul_overflow(p->dst_offset, sd->dst_step, &a->dst_bit) ||
+        strided__mul_overflow(p->src_offset, sd->src_step, &a->src_bit))
+        return strided__fail(STRIDED_ERR_OVERFLOW, OP,
+                             "the bit positions of the copy's elements overflow int64");
+    int n = 0;
+    for (int k = p->ndim - 1; k >= 0; k--) {
+        if (p->shape[k] == 1)
+            continue;
+        a->extent[n] = p->shape[k];
+        a->dst_stride[n] = p->dst_strides[k];
+        a->src_stride[n] = p->src_strides[k];
+        n++;
+    }
+    if (n == 0) {
+        a->extent[0] = 1;
+        n = 1;
+    }
+    a->ndim = n;
+    a->n0 = a->extent[0];
+    /* A packed destination run along axis 0: groups that fill whole
+     * bytes, so that no two work items share a byte. */
+    a->group = 1;
+    if (!sd->dst_padded && sd->dst_step % 8 != 0 && a->dst_stride[0] == 1)
+        a->group = strided_layout_packed_group(sd->dst_step);
+    a->extent[0] = a->n0 / a->group + (a->n0 % a->group != 0);
+    int64_t count = 1;
+    for (int k = 0; k < n; k++)
+        count *= a->extent[k]; /* at most the plan's volume */
+    a->count = count;
+    *work = count;
+    return STRIDED_OK;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "copy/kernels.h"
 #include "strided/buffer.h"
 #include "strided/copy.h"
 #include "strided/resource.h"
@@ -35,6 +36,17 @@ typedef struct strided__subbyte_sides {
     int dst_step, src_step, width;
     bool dst_padded;
 } strided__subbyte_sides;
+
+/* The arguments of the sub-byte kernel for plan p (volume > 0), which the
+ * host runs too (copy/subbyte.c): the plan's axes innermost first, extent-1
+ * axes dropped, axis 0 counted in groups of destination elements (those
+ * that fill whole bytes along a packed destination's run of stride 1, else
+ * one); *work is the number of work items (groups). Returns
+ * STRIDED_ERR_OVERFLOW when a bit position of the plan's element 0 does not
+ * fit in int64. */
+strided_status strided__copy_subbyte_args(const strided_copy_plan *p,
+                                          const strided__subbyte_sides *sides,
+                                          strided_copy_subbyte_args *out, int64_t *work);
 
 /* Run plan p (element strides and offsets, any itemsize) as a sub-byte
  * copy on device (the kernel subbyte of copy/kernels.cu), queued on

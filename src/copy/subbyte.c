@@ -1,8 +1,10 @@
 /*
- * copy/subbyte.c: host copies of sub-byte elements bit by bit
- * (copy/subbyte.h): packed views of any layout the packed-layout rule
- * allows (a transposed packed fp4 matrix into a row-major one), and
- * conversions between packed and padded views of one sub-byte type.
+ * copy/subbyte.c: copies of sub-byte elements bit by bit (copy/subbyte.h):
+ * packed views of any layout the packed-layout rule allows (a transposed
+ * packed fp4 matrix into a row-major one), and conversions between packed
+ * and padded views of one sub-byte type; on the host, on a device (the
+ * kernel subbyte, copy/launch.c), and between the two through a device
+ * temporary.
  *
  * An element of a packed view of w bits at element offset o lies at bit
  * o * w from the view's offset 0, little bit-endian; an element of a padded
@@ -12,6 +14,10 @@
  */
 #include <stdint.h>
 #include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "base/base.h"
 #include "copy/subbyte.h"
@@ -26,34 +32,35 @@ bool strided__copy_is_subbyte(const strided_view *dst, const strided_view *src)
             strided_dtype_is_subbyte(dst->dtype));
 }
 
-/* How one side's elements are addressed: the bit of the plan's element 0
- * (counted from base) and the bits between consecutive element offsets
- * (8 for padded and whole-byte elements, whose values sit in the low bits
- * of their bytes). */
-typedef struct side {
-    unsigned char *base;
-    int64_t bit0;
-    int64_t step;
-} side;
-
-/* The value of width bits at bit position bit of s. Touches only the
- * bytes those bits lie in. */
-static uint32_t read_bits(const unsigned char *base, int64_t bit, int width)
+/* The byte a bit position lies in (floor division: positions before the
+ * base are negative) and the bit in that byte. */
+static const unsigned char *byte_of(const unsigned char *base, int64_t bit, int *shift)
 {
-    const unsigned char *p = base + (bit >> 3);
-    int shift = (int)(bit & 7), need = shift + width;
-    uint32_t word = 0;
-    for (int k = 0; k * 8 < need; k++)
-        word |= (uint32_t)p[k] << (8 * k);
-    return (word >> shift) & ((UINT32_C(1) << width) - 1);
+    int64_t byte = bit >= 0 ? bit / 8 : -((-bit + 7) / 8);
+    *shift = (int)(bit - byte * 8);
+    return base + byte;
 }
 
+/* The value of width bits (at most 32) at bit position bit of base, little
+ * bit-endian. Touches only the bytes those bits lie in. */
+static uint32_t read_bits(const unsigned char *base, int64_t bit, int width)
+{
+    int shift;
+    const unsigned char *p = byte_of(base, bit, &shift);
+    uint64_t word = 0;
+    for (int k = 0; k * 8 < shift + width; k++)
+        word |= (uint64_t)p[k] << (8 * k);
+    return (uint32_t)((word >> shift) & ((UINT64_C(1) << width) - 1));
+}
+
+/* Write value into width bits (at most 32) at bit position bit of base,
+ * keeping the other bits of the bytes it touches. */
 static void write_bits(unsigned char *base, int64_t bit, int width, uint32_t value)
 {
-    unsigned char *p = base + (bit >> 3);
-    int shift = (int)(bit & 7), need = shift + width;
-    uint32_t mask = ((UINT32_C(1) << width) - 1) << shift, bits = value << shift;
-    for (int k = 0; k * 8 < need; k++) {
+    int shift;
+    unsigned char *p = (unsigned char *)byte_of(base, bit, &shift);
+    uint64_t mask = ((UINT64_C(1) << width) - 1) << shift, bits = (uint64_t)value << shift;
+    for (int k = 0; k * 8 < shift + width; k++) {
         unsigned char m = (unsigned char)(mask >> (8 * k));
         p[k] = (unsigned char)((p[k] & ~m) | ((bits >> (8 * k)) & m));
     }
@@ -78,16 +85,47 @@ static void footprint(const strided_view *v, uintptr_t *lo, uintptr_t *hi)
     *hi = start + (uintptr_t)b;
 }
 
-/* One side of the copy: element 0 of the view at strided_view_ptr, which
- * for packed views is the byte element (0,...,0) starts in, on a byte
- * boundary; offset is the plan's offset from it, in elements. */
-static side side_of(const strided_view *v, unsigned char *ptr, int64_t offset)
+/* The bits between consecutive element offsets of a view: its packed
+ * elements' bits, or 8 times the itemsize. */
+static int step_of(const strided_view *v)
 {
     int bits = strided_view_packed_bits(v);
-    side s = {ptr, 0, bits > 0 ? bits : 8 * v->layout.itemsize};
-    s.bit0 = offset * s.step;
-    return s;
+    return bits > 0 ? bits : 8 * v->layout.itemsize;
 }
+
+/* The work items (groups of destination elements) of row r of a, as the
+ * kernel runs them: the value of each element read from its bits, and a
+ * group written whole bytes at once. */
+static void run_row(const strided_copy_subbyte_args *a, int64_t r)
+{
+    const unsigned char *src = (const unsigned char *)(uintptr_t)a->src;
+    unsigned char *dst = (unsigned char *)(uintptr_t)a->dst;
+    int64_t d = 0, s = 0, rest = r;
+    for (int k = 1; k < a->ndim; k++) {
+        int64_t j = rest % a->extent[k];
+        rest /= a->extent[k];
+        d += j * a->dst_stride[k];
+        s += j * a->src_stride[k];
+    }
+    for (int64_t gi = 0; gi < a->extent[0]; gi++) {
+        int64_t j0 = gi * a->group;
+        int64_t dj = d + j0 * a->dst_stride[0], sj = s + j0 * a->src_stride[0];
+        if (a->group == 1) {
+            write_bits(dst, a->dst_bit + dj * a->dst_step, a->dst_width,
+                       read_bits(src, a->src_bit + sj * a->src_step, a->width));
+            continue;
+        }
+        int n = a->n0 - j0 < a->group ? (int)(a->n0 - j0) : a->group;
+        uint32_t acc = 0;
+        for (int t = 0; t < n; t++)
+            acc |= read_bits(src, a->src_bit + (sj + t * a->src_stride[0]) * a->src_step, a->width)
+                   << (t * a->width);
+        write_bits(dst, a->dst_bit + dj * a->dst_step, n * a->width, acc);
+    }
+}
+
+/* Elements a thread is given at least, for copies on several threads. */
+#define THREAD_MIN_ELEMENTS ((int64_t)1 << 18)
 
 strided_status strided__copy_subbyte_host(const char *op, const strided_copy_plan *plan,
                                           const strided_view *dst, const strided_view *src)
@@ -95,7 +133,6 @@ strided_status strided__copy_subbyte_host(const char *op, const strided_copy_pla
     if (!dst->has_dtype || !src->has_dtype)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "a copy of packed sub-byte elements needs the dtype of both views");
-    int width = src->dtype.bits * src->dtype.lanes;
     unsigned char *sptr = strided_view_ptr(src), *dptr = strided_view_ptr(dst);
     uintptr_t dlo, dhi, slo, shi;
     footprint(dst, &dlo, &dhi);
@@ -111,38 +148,30 @@ strided_status strided__copy_subbyte_host(const char *op, const strided_copy_pla
         memcpy(tmp, (const void *)slo, (size_t)(shi - slo));
         sptr = tmp + ((uintptr_t)sptr - slo);
     }
-    side d = side_of(dst, dptr, plan->dst_offset), s = side_of(src, sptr, plan->src_offset);
-    int64_t index[STRIDED_MAX_NDIM] = {0};
-    int ndim = plan->ndim;
-    /* Padded destinations get the value in the low bits and 0 above, as
-     * ml_dtypes writes them: the whole byte is written. */
-    int dwidth = dst->padded ? 8 : width;
-    /* Bit positions fit in int64: each is within a view's bytes, which lie
-     * in the address space, times 8. */
-    int64_t dbit = d.bit0, sbit = s.bit0;
-    /* An odometer over the plan's axes, the last fastest. */
-    for (int64_t n = 0; n < plan->volume; n++) {
-        write_bits(d.base, dbit, dwidth, read_bits(s.base, sbit, width));
-        for (int k = ndim - 1; k >= 0; k--) {
-            dbit += plan->dst_strides[k] * d.step;
-            sbit += plan->src_strides[k] * s.step;
-            if (++index[k] < plan->shape[k])
-                break;
-            dbit -= plan->dst_strides[k] * d.step * plan->shape[k];
-            sbit -= plan->src_strides[k] * s.step * plan->shape[k];
-            index[k] = 0;
-        }
+    strided__subbyte_sides sides = {(uintptr_t)dptr,
+                                    (uintptr_t)sptr,
+                                    step_of(dst),
+                                    step_of(src),
+                                    src->dtype.bits * src->dtype.lanes,
+                                    dst->padded};
+    strided_copy_subbyte_args a;
+    int64_t work = 0;
+    strided_status status = strided__copy_subbyte_args(plan, &sides, &a, &work);
+    if (status == STRIDED_OK) {
+        /* Rows own their bytes (the packed-layout rule), so they may run
+         * on several threads; bit positions fit in int64: each is within
+         * a view's bytes, which lie in the address space, times 8. */
+        int64_t rows = work / a.extent[0];
+#ifdef _OPENMP
+        int64_t t = plan->volume / THREAD_MIN_ELEMENTS;
+        int threads = t < 1 ? 1 : t > omp_get_max_threads() ? omp_get_max_threads() : (int)t;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+        for (int64_t r = 0; r < rows; r++)
+            run_row(&a, r);
     }
     strided__free(tmp);
-    return STRIDED_OK;
-}
-
-/* The bits between consecutive element offsets of a view: its packed
- * elements' bits, or 8 times the itemsize. */
-static int step_of(const strided_view *v)
-{
-    int bits = strided_view_packed_bits(v);
-    return bits > 0 ? bits : 8 * v->layout.itemsize;
+    return status;
 }
 
 /* Host memory against device memory: the host view's bytes (its

@@ -25,10 +25,12 @@ bool strided__copy_is_subbyte(const strided_view *dst, const strided_view *src);
  * destination's bytes kept; padded destinations get their high bits 0, as
  * ml_dtypes writes them. plan is the layouts' plan (strides in elements).
  * Both views' memory is host-accessible; they may overlap (the source's
- * bytes are then read first into a temporary). Runs on the calling thread:
- * elements of one byte are never written by two threads.
+ * bytes are then read first into a temporary). Runs the work items of the
+ * device kernel (strided__copy_subbyte_args), a row of them per step, on
+ * OpenMP threads for large copies: rows never share a destination byte.
  * Returns STRIDED_ERR_INVALID_ARGUMENT under op when either view has no
- * dtype; STRIDED_ERR_OUT_OF_MEMORY for the temporary.
+ * dtype; STRIDED_ERR_OUT_OF_MEMORY for the temporary; STRIDED_ERR_OVERFLOW
+ * from strided__copy_subbyte_args.
  * Assumes: check_views passed (the dtypes are equal), plan->volume > 0. */
 strided_status strided__copy_subbyte_host(const char *op, const strided_copy_plan *plan,
                                           const strided_view *dst, const strided_view *src);
