@@ -174,7 +174,8 @@ STRIDED_API size_t strided_typestr_from_format(const char *format, int64_t items
  * read as raw bytes ("<V2" for bfloat16, "<V1" for the float8 types) except
  * float8_e5m2 ("<f1"), as NumPy shows them. Writes like snprintf (buf may
  * be NULL when size is 0, and only then); returns the length the full text
- * needs, 0 for a type strided_dtype_itemsize rejects (then buf holds ""). */
+ * needs, 0 for a type strided_dtype_itemsize rejects and for the sub-byte
+ * types, which a type string cannot tell apart (then buf holds ""). */
 STRIDED_API size_t strided_dtype_typestr(strided_dtype dtype, char *buf, size_t size);
 
 /* The element type of a NumPy dtype, from the two strings NumPy gives it:
