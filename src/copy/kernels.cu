@@ -556,33 +556,43 @@ __device__ __forceinline__ void put_bits(uint8_t *base, int64_t bit, int width, 
 /* Sub-byte elements, a group of destination elements per work item (see
  * strided_copy_subbyte_args): the group's values are read one by one and
  * written together, whole bytes at once, where the destination is packed
- * along axis 0; element by element otherwise. */
+ * along axis 0; element by element otherwise. A block takes a chunk of a
+ * row, whose offsets it unravels once; neighbouring threads take
+ * neighbouring items, so that their accesses coalesce. */
 __device__ void subbyte(const strided_copy_subbyte_args &a)
 {
     const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
     uint8_t *dst = reinterpret_cast<uint8_t *>(a.dst);
-    const int64_t step = (int64_t)gridDim.x * THREADS;
-    for (int64_t i = (int64_t)blockIdx.x * THREADS + threadIdx.x; i < a.count; i += step) {
-        int64_t rest = i / a.extent[0];
-        const int64_t j0 = (i - rest * a.extent[0]) * a.group;
-        int64_t d = j0 * a.dst_stride[0], s = j0 * a.src_stride[0];
+    constexpr int64_t CHUNK = (int64_t)THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
+    for (int64_t c = blockIdx.x; c < a.count; c += gridDim.x) {
+        int64_t rest = c / a.chunks;
+        const int64_t first = (c - rest * a.chunks) * CHUNK;
+        int64_t d = 0, s = 0;
         for (int k = 1; k < a.ndim; k++) {
             const int64_t q = rest / a.extent[k], j = rest - q * a.extent[k];
             d += j * a.dst_stride[k];
             s += j * a.src_stride[k];
             rest = q;
         }
-        const int n = a.n0 - j0 < a.group ? (int)(a.n0 - j0) : a.group;
-        if (a.group == 1) {
-            put_bits(dst, a.dst_bit + d * a.dst_step, a.dst_width,
-                     get_bits(src, a.src_bit + s * a.src_step, a.width));
-            continue;
+#pragma unroll
+        for (int u = 0; u < STRIDED_COPY_SUBBYTE_UNROLL; u++) {
+            const int64_t g = first + u * THREADS + threadIdx.x;
+            if (g >= a.extent[0])
+                break;
+            const int64_t j0 = g * a.group;
+            const int64_t dj = d + j0 * a.dst_stride[0], sj = s + j0 * a.src_stride[0];
+            if (a.group == 1) {
+                put_bits(dst, a.dst_bit + dj * a.dst_step, a.dst_width,
+                         get_bits(src, a.src_bit + sj * a.src_step, a.width));
+                continue;
+            }
+            const int n = a.n0 - j0 < a.group ? (int)(a.n0 - j0) : a.group;
+            uint32_t acc = 0;
+            for (int t = 0; t < n; t++)
+                acc |= get_bits(src, a.src_bit + (sj + t * a.src_stride[0]) * a.src_step, a.width)
+                       << (t * a.width);
+            put_bits(dst, a.dst_bit + dj * a.dst_step, n * a.width, acc);
         }
-        uint32_t acc = 0;
-        for (int t = 0; t < n; t++)
-            acc |= get_bits(src, a.src_bit + (s + t * a.src_stride[0]) * a.src_step, a.width)
-                   << (t * a.width);
-        put_bits(dst, a.dst_bit + d * a.dst_step, n * a.width, acc);
     }
 }
 

@@ -131,17 +131,22 @@ _Static_assert(sizeof(strided_copy_args64_64) <= 4096,
  * lies at bit *_bit + o * *_step (step: the element's bits when packed, 8
  * when padded, whose values sit in the low bits of their bytes). The ndim
  * axes (extent, dst_stride, src_stride in elements) are innermost first.
- * Work item i takes group consecutive elements along axis 0 (of n0), so
+ * A work item takes group consecutive elements along axis 0 (of n0), so
  * extent[0] counts groups: a packed destination whose axis 0 has stride 1
  * gets groups that fill whole bytes, every other destination one element a
  * work item. No two work items write bits of one byte (the packed-layout
  * rule), so each writes its bytes as read-modify-write without atomics.
  * Destination elements are written dst_width bits wide: width, or 8 for a
- * padded destination (its high bits 0). */
+ * padded destination (its high bits 0). A row (an index of axes 1..) is cut
+ * into chunks of STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_UNROLL work
+ * items, chunks to a row, count chunks in all; a block takes a chunk,
+ * unravels its row once, and thread t its items t, t + THREADS, ... */
+#define STRIDED_COPY_SUBBYTE_UNROLL 8
+
 typedef struct strided_copy_subbyte_args {
     uint64_t dst, src;
     int64_t dst_bit, src_bit;
-    int64_t count, n0;
+    int64_t count, chunks, n0;
     int32_t width, dst_width, dst_step, src_step, group, ndim;
     int64_t extent[STRIDED_COPY_MANY_DIMS];
     int64_t dst_stride[STRIDED_COPY_MANY_DIMS];

@@ -746,7 +746,7 @@ static strided_status run(const strided__driver *cu, const device_kernels *k, co
 }
 
 /* Launch on device, in its primary context with its kernels loaded: the
- * launch l, or the sub-byte kernel with arguments sub and work items when
+ * launch l, or the sub-byte kernel with arguments sub and work chunks when
  * sub is not NULL. */
 static strided_status launch_on(int device, const launch *l, strided_copy_subbyte_args *sub,
                                 int64_t work, void *stream)
@@ -764,9 +764,9 @@ static strided_status launch_on(int device, const launch *l, strided_copy_subbyt
     if (status == STRIDED_OK && sub == NULL)
         status = run(cu, k, l, stream);
     if (status == STRIDED_OK && sub != NULL) {
+        /* A block a chunk. */
         void *params[1] = {sub};
-        int64_t blocks = ceil_div(work, STRIDED_COPY_THREADS),
-                most = (int64_t)k->sm_count * BLOCKS_PER_SM;
+        int64_t blocks = work, most = (int64_t)k->sm_count * BLOCKS_PER_SM;
         blocks = blocks > most ? most : blocks < 1 ? 1 : blocks;
         status = STRIDED_CUDA_CHECK(OP, cu->cuLaunchKernel(k->fn[K_SUBBYTE], (unsigned int)blocks,
                                                            1, 1, STRIDED_COPY_THREADS, 1, 1, 0,
@@ -904,10 +904,12 @@ strided_status strided__copy_subbyte_args(const strided_copy_plan *p,
     if (!sd->dst_padded && sd->dst_step % 8 != 0 && a->dst_stride[0] == 1)
         a->group = strided_layout_packed_group(sd->dst_step);
     a->extent[0] = a->n0 / a->group + (a->n0 % a->group != 0);
-    int64_t count = 1;
-    for (int k = 0; k < n; k++)
-        count *= a->extent[k]; /* at most the plan's volume */
-    a->count = count;
-    *work = count;
+    const int64_t chunk = (int64_t)STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
+    a->chunks = a->extent[0] / chunk + (a->extent[0] % chunk != 0);
+    int64_t rows = 1;
+    for (int k = 1; k < n; k++)
+        rows *= a->extent[k];    /* at most the plan's volume */
+    a->count = rows * a->chunks; /* at most the work items */
+    *work = a->count;
     return STRIDED_OK;
 }

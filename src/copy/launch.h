@@ -41,7 +41,8 @@ typedef struct strided__subbyte_sides {
  * host runs too (copy/subbyte.c): the plan's axes innermost first, extent-1
  * axes dropped, axis 0 counted in groups of destination elements (those
  * that fill whole bytes along a packed destination's run of stride 1, else
- * one); *work is the number of work items (groups). Returns
+ * one), in chunks of a block's items; *work is the number of chunks (the
+ * rows times the chunks of a row). Returns
  * STRIDED_ERR_OVERFLOW when a bit position of the plan's element 0 does not
  * fit in int64. */
 strided_status strided__copy_subbyte_args(const strided_copy_plan *p,
