@@ -208,6 +208,22 @@ PyObject *strided_py_numpy_dtype_of(strided_dtype d)
     return result;
 }
 
+int strided_py_pair_dtype(PyObject *obj, strided_dtype *out)
+{
+    if (obj == NULL || !PyUnicode_Check(obj))
+        return 0;
+    const char *text = PyUnicode_AsUTF8(obj);
+    strided_dtype d;
+    if (text == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (strided_dtype_parse(text, &d) != STRIDED_OK || !strided_dtype_is_subbyte(d) || d.lanes != 2)
+        return 0;
+    *out = d;
+    return 1;
+}
+
 int strided_py_as_dtype(PyObject *obj, PyObject **out_np, strided_typestr *out_info)
 {
     *out_np = NULL;

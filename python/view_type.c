@@ -287,7 +287,11 @@ static PyObject *view_view(strided_py_view *self, PyObject *const *args, Py_ssiz
     PyObject *dtype = NULL;
     strided_typestr info = {0};
     bool has_dl;
-    if (dtype_arg != NULL) {
+    if (dtype_arg != NULL && strided_py_pair_dtype(dtype_arg, &info.dtype)) {
+        /* Pairs of a sub-byte type, which NumPy cannot name: packed, one
+         * byte a pair, and no numpy dtype. */
+        has_dl = true;
+    } else if (dtype_arg != NULL) {
         if (strided_py_as_dtype(dtype_arg, &dtype, &info) < 0)
             return NULL;
         has_dl = info.has_dtype;
@@ -824,7 +828,11 @@ static PyMethodDef view_methods[] = {
      "    The new layout (None: this view's).\n"
      "dtype : numpy.dtype or anything numpy.dtype() takes, optional\n"
      "    The new element type (None: this view's), whose size must be the\n"
-     "    layout's itemsize.\n"
+     "    layout's itemsize. ml_dtypes' sub-byte types are padded (one element\n"
+     "    a byte). A str naming pairs of a sub-byte type, which NumPy cannot\n"
+     "    name (\"float4_e2m1fn_x2\", as PyTorch spells it), gives packed pairs,\n"
+     "    one byte each, and no numpy dtype; relaned(1) then sees them as single\n"
+     "    packed elements.\n"
      "\n"
      "Returns\n"
      "-------\n"

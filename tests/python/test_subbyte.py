@@ -321,3 +321,25 @@ def test_dlpack_export_by_copy_of_packed_and_padded_views():
                           "__dlpack_device__": lambda self: (1, 0)})(), stream_ptr=-1)
     assert again.padded and again.ptr != p.ptr
     np.testing.assert_array_equal(np.asarray(again).view(np.uint8), a.view(np.uint8))
+
+
+def test_view_as_pairs_by_name_then_single_elements():
+    # Any bytes become PyTorch's pairs by name, then DLPack's packed fp4.
+    rng = np.random.default_rng(11)
+    raw = rng.integers(0, 256, (4, 3), dtype=np.uint8)
+    pairs = StridedMemoryView.from_array_interface(raw).view(dtype="float4_e2m1fn_x2")
+    assert (pairs.shape, pairs.element_bits, pairs.padded) == ((4, 3), 8, False)
+    with pytest.raises(NotImplementedError, match="has no numpy dtype"):
+        pairs.dtype
+    single = pairs.relaned(1)
+    a = np.zeros((4, 6), ml_dtypes.float4_e2m1fn)
+    StridedMemoryView.from_array_interface(a).copy_from(single)
+    np.testing.assert_array_equal(a.view(np.uint8),
+                                  np.stack([raw & 15, raw >> 4], -1).reshape(4, 6))
+    # They export as pairs (bits 4, lanes 2), as PyTorch takes them.
+    again = StridedMemoryView.from_dlpack(pairs, stream_ptr=-1)
+    assert (again.shape, again.element_bits, again.ptr) == ((4, 3), 8, pairs.ptr)
+    assert again.relaned(1).element_bits == 4
+    # Names NumPy knows keep NumPy's meaning; others NumPy's error.
+    with pytest.raises(TypeError):
+        StridedMemoryView.from_array_interface(raw).view(dtype="float32_x2")
