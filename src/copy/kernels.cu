@@ -36,7 +36,9 @@
  *                         destination's, both coalesced
  *   subbyte               sub-byte elements (packed, or padded on one
  *                         side) by their bits: a group of destination
- *                         elements that fills whole bytes per work item
+ *                         elements that fills whole bytes per work item,
+ *                         chunks of a row per block, or for transposes
+ *                         tiles of 64 x 64 elements through shared memory
  *                         (strided_copy_subbyte_args)
  *   transpose_Sp_iN       1- and 2-byte elements as 32-bit words: each
  *                         thread transposes 4x4 bytes or 2x2 halfwords in
@@ -596,6 +598,67 @@ __device__ void subbyte(const strided_copy_subbyte_args &a)
     }
 }
 
+/* Sub-byte transposes (tile_axis >= 1): a tile of TILE x TILE elements at
+ * a time, its values read along the source's run (axis tile_axis, stride
+ * 1: neighbouring threads read neighbouring elements) into shared memory,
+ * then written in groups along the destination's (axis 0), neighbouring
+ * threads writing neighbouring groups. Tiles start at multiples of TILE,
+ * a multiple of every group, so a group never spans two tiles. */
+__device__ void subbyte_tiles(const strided_copy_subbyte_args &a)
+{
+    constexpr int TILE = STRIDED_COPY_SUBBYTE_TILE;
+    __shared__ uint16_t sm[TILE][TILE + 1]; /* [along b][along a] */
+    const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
+    uint8_t *dst = reinterpret_cast<uint8_t *>(a.dst);
+    const int ka = a.tile_axis;
+    const int64_t na = a.extent[ka], nb = a.n0;
+    const int per_row = TILE / a.group;
+    for (int64_t t = blockIdx.x; t < a.count; t += gridDim.x) {
+        int64_t rest = t / a.tiles_b;
+        const int64_t b0 = (t - rest * a.tiles_b) * TILE;
+        int64_t q = rest / a.tiles_a;
+        const int64_t a0 = (rest - q * a.tiles_a) * TILE;
+        rest = q;
+        int64_t d = 0, s = 0;
+        for (int k = 1; k < a.ndim; k++) {
+            if (k == ka)
+                continue;
+            q = rest / a.extent[k];
+            const int64_t j = rest - q * a.extent[k];
+            d += j * a.dst_stride[k];
+            s += j * a.src_stride[k];
+            rest = q;
+        }
+        for (int e = threadIdx.x; e < TILE * TILE; e += THREADS) {
+            const int ia = e % TILE, ib = e / TILE;
+            if (a0 + ia < na && b0 + ib < nb)
+                sm[ib][ia] = (uint16_t)get_bits(src,
+                                                a.src_bit + (s + (a0 + ia) * a.src_stride[ka] +
+                                                             (b0 + ib) * a.src_stride[0]) *
+                                                                a.src_step,
+                                                a.width);
+        }
+        __syncthreads();
+        for (int e = threadIdx.x; e < TILE * per_row; e += THREADS) {
+            const int gb = e % per_row, ia = e / per_row;
+            const int64_t jb = b0 + (int64_t)gb * a.group;
+            if (a0 + ia >= na || jb >= nb)
+                continue;
+            const int64_t dj = d + (a0 + ia) * a.dst_stride[ka] + jb;
+            if (a.group == 1) {
+                put_bits(dst, a.dst_bit + dj * a.dst_step, a.dst_width, sm[gb][ia]);
+                continue;
+            }
+            const int n = nb - jb < a.group ? (int)(nb - jb) : a.group;
+            uint32_t acc = 0;
+            for (int u = 0; u < n; u++)
+                acc |= (uint32_t)sm[gb * a.group + u][ia] << (u * a.width);
+            put_bits(dst, a.dst_bit + dj * a.dst_step, n * a.width, acc);
+        }
+        __syncthreads();
+    }
+}
+
 } // namespace
 
 #define KERNEL(name, Args) \
@@ -680,5 +743,8 @@ TRANSPOSE(2, true, transpose_2p)
 
 KERNEL(subbyte, strided_copy_subbyte_args)
 {
-    subbyte(a);
+    if (a.tile_axis > 0)
+        subbyte_tiles(a);
+    else
+        subbyte(a);
 }

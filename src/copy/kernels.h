@@ -140,14 +140,23 @@ _Static_assert(sizeof(strided_copy_args64_64) <= 4096,
  * padded destination (its high bits 0). A row (an index of axes 1..) is cut
  * into chunks of STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_UNROLL work
  * items, chunks to a row, count chunks in all; a block takes a chunk,
- * unravels its row once, and thread t its items t, t + THREADS, ... */
+ * unravels its row once, and thread t its items t, t + THREADS, ...
+ *
+ * Transposes (tile_axis >= 1: the source runs with stride 1 along that
+ * axis, the destination along axis 0) go by tiles of
+ * STRIDED_COPY_SUBBYTE_TILE x STRIDED_COPY_SUBBYTE_TILE elements instead:
+ * the values are read along the source's run into shared memory, and
+ * written as groups along the destination's; tiles_a tiles along
+ * tile_axis, tiles_b along axis 0 (n0 elements), count tiles in all with
+ * the other axes. */
 #define STRIDED_COPY_SUBBYTE_UNROLL 8
+#define STRIDED_COPY_SUBBYTE_TILE 64
 
 typedef struct strided_copy_subbyte_args {
     uint64_t dst, src;
     int64_t dst_bit, src_bit;
-    int64_t count, chunks, n0;
-    int32_t width, dst_width, dst_step, src_step, group, ndim;
+    int64_t count, chunks, n0, tiles_a, tiles_b;
+    int32_t width, dst_width, dst_step, src_step, group, ndim, tile_axis, unused;
     int64_t extent[STRIDED_COPY_MANY_DIMS];
     int64_t dst_stride[STRIDED_COPY_MANY_DIMS];
     int64_t src_stride[STRIDED_COPY_MANY_DIMS];

@@ -910,6 +910,19 @@ strided_status strided__copy_subbyte_args(const strided_copy_plan *p,
     for (int k = 1; k < n; k++)
         rows *= a->extent[k];    /* at most the plan's volume */
     a->count = rows * a->chunks; /* at most the work items */
+    /* A transpose: the destination runs along axis 0, the source along
+     * another axis. Tiles of both, through shared memory. */
+    a->tile_axis = -1;
+    for (int k = 1; k < n && a->dst_stride[0] == 1 && a->n0 > 1; k++)
+        if (a->src_stride[k] == 1 && a->tile_axis < 0)
+            a->tile_axis = k;
+    if (a->tile_axis > 0) {
+        const int64_t tile = STRIDED_COPY_SUBBYTE_TILE, na = a->extent[a->tile_axis];
+        a->tiles_a = na / tile + (na % tile != 0);
+        a->tiles_b = a->n0 / tile + (a->n0 % tile != 0);
+        /* tiles_a * tiles_b * the other rows: at most 2 * the volume. */
+        a->count = rows / na * a->tiles_a * a->tiles_b;
+    }
     *work = a->count;
     return STRIDED_OK;
 }

@@ -161,7 +161,10 @@ strided_status strided__copy_subbyte_host(const char *op, const strided_copy_pla
         /* Rows own their bytes (the packed-layout rule), so they may run
          * on several threads; bit positions fit in int64: each is within
          * a view's bytes, which lie in the address space, times 8. */
-        int64_t rows = work / a.chunks;
+        (void)work; /* the device's; the host goes by rows */
+        int64_t rows = 1;
+        for (int k = 1; k < a.ndim; k++)
+            rows *= a.extent[k];
 #ifdef _OPENMP
         int64_t t = plan->volume / THREAD_MIN_ELEMENTS;
         int threads = t < 1 ? 1 : t > omp_get_max_threads() ? omp_get_max_threads() : (int)t;

@@ -275,9 +275,8 @@ static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
 {
     (void)state;
     fake.reset(2, 0, 1);
-    /* A transposed (46,30) fp4 matrix into a row-major one: groups of two
-     * elements along the destination's rows, 15 to a row, a block for each
-     * of the 46 rows (a chunk of 256 x 8 groups at most). */
+    /* A transposed (46,30) fp4 matrix into a row-major one: one tile of
+     * 64 x 64 elements, one block. */
     strided_view dst = packed_fp4(1024, 1, 46, 30, 30, 1, 0);
     strided_view src = packed_fp4(1024, 1, 46, 30, 1, 46, 0);
     assert_ok(copy(dst, src));
@@ -285,13 +284,13 @@ static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
     assert_string_equal(l.function, "strided_copy_subbyte");
     assert_int_equal(l.device, 1);
     assert_ptr_equal(l.stream, STREAM_A);
-    assert_int_equal(l.grid[0], 46);
+    assert_int_equal(l.grid[0], 1);
     assert_int_equal(l.block[0], 256);
     assert_int_equal(l.args[0], addr(&dst));
     assert_int_equal(l.args[1], addr(&src));
     assert_int_equal(l.args[2], 0); /* the plan's element 0 is the views' */
-    /* Into padded memory (one element a byte): one element a work item,
-     * still a block a row. */
+    /* Into padded memory (one element a byte) the same; without a
+     * transpose, rows of groups, a block for each of the 46 rows. */
     static const strided_dtype fp4 = {STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1};
     strided_buffer *pb = device_memory(46 * 30, 1, PLAIN);
     strided_layout pl = mk_c(DIMS(46, 30), 1);
@@ -301,7 +300,11 @@ static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
     assert_ok(copy(padded, src));
     l = launched();
     assert_string_equal(l.function, "strided_copy_subbyte");
-    assert_int_equal(l.grid[0], 46);
+    assert_int_equal(l.grid[0], 1);
+    strided_view gapped = packed_fp4(2048, 1, 46, 30, 32, 1, 0);
+    assert_ok(copy(padded, gapped));
+    assert_int_equal(launched().grid[0], 46);
+    strided_view_release(&gapped);
     /* Host memory: its bytes through a device temporary, in, the kernel,
      * and back out for a host destination. */
     static unsigned char host[1024];
