@@ -13,7 +13,9 @@
  * destination names holds the source element's value (padded: in the low
  * bits of its byte, the high bits 0), every other bit is as it was. The
  * allocations are exactly the views' byte footprints, so compute-sanitizer
- * memcheck reports any access outside them.
+ * memcheck reports any access outside them. STRIDED_GPU_SUBBYTE_TESTS, a
+ * cmocka test name pattern, runs only the tests it matches
+ * (test_packed_transposes: the tiled transposes, for racecheck).
  *
  * The test links no CUDA library: it loads libcuda.so.1 itself for the
  * calls it makes. Without a driver or a device it prints "skipped: no CUDA
@@ -247,6 +249,8 @@ int main(void)
         return rc;
     if (!gpu_retain_devices(1, &device, &primary))
         return 1;
+    /* A cmocka pattern ("test_packed_transposes") runs only those tests. */
+    gpu_test_filter("STRIDED_GPU_SUBBYTE_TESTS");
     rc = cmocka_run_group_tests_name("gpu subbyte", tests, NULL, NULL);
     printf("%ld sub-byte copies checked\n", cases);
     gpu_release_devices(1, &device);
