@@ -174,9 +174,9 @@ STRIDED_API strided_status strided_view_copy_ex(const strided_view *dst, const s
  * then holds the only reference to the new memory, is writable, and a
  * versioned one is flagged STRIDED_DLPACK_FLAG_IS_COPIED (and, for a
  * padded sub-byte view, whose copy is padded too,
- * STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED; a packed view's dense copy
- * must keep the packed-layout rule, else the export is refused with its
- * STRIDED_ERR_INVALID_ARGUMENT).
+ * STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED; a packed view's copy is in C
+ * order with its rows rounded up to whole bytes, where they are not, as
+ * the packed-layout rule asks).
  *   versioned  out is a strided_dl_managed_tensor_versioned ** (true) or a
  *              strided_dl_managed_tensor ** (false)
  *   out        out-parameter: the tensor, owned by the caller (call its

@@ -467,7 +467,9 @@ STRIDED_API strided_status strided_view_export_dl_tensor(const strided_view *vie
                                                          strided_dl_tensor *out);
 
 /* Make a managed tensor of new memory for a DLPack prototype: the tensor
- * is dense in C order (strides explicit when ndim > 0), of the prototype's
+ * is dense in C order (strides explicit when ndim > 0; for a packed
+ * sub-byte dtype whose elements are not whole bytes, rows rounded up to
+ * whole bytes, as the packed-layout rule asks), of the prototype's
  * dtype, ndim and shape, version 1.3, flags 0, and its memory is of the
  * kind the prototype's device names: host memory aligned to 256 bytes for
  * CPU, device memory from the device's current memory pool for CUDA

@@ -109,11 +109,35 @@ static strided_status alloc_memory(const char *op, strided_device device, int ho
     return status == STRIDED_OK ? STRIDED_OK : strided__refail(status, op, "");
 }
 
+/* C order for packed elements of bits bits: rows (the last axis) rounded
+ * up to whole bytes, the packed-layout rule's densest layout; plain C order
+ * where the rows are whole bytes already. */
+static strided_status init_packed_rows(strided_layout *out, int ndim, const int64_t *shape,
+                                       int bits)
+{
+    int64_t strides[STRIDED_MAX_NDIM], g = strided_layout_packed_group(bits);
+    if (ndim < 2 || ndim > STRIDED_MAX_NDIM || shape == NULL)
+        return strided_layout_init_dense(out, ndim, shape, 1, STRIDED_ORDER_C, 0, NULL);
+    for (int k = 0; k < ndim; k++)
+        if (shape[k] < 0)
+            return strided_layout_init_dense(out, ndim, shape, 1, STRIDED_ORDER_C, 0, NULL);
+    int64_t last = shape[ndim - 1], running = last / g * g + (last % g != 0 ? g : 0);
+    strides[ndim - 1] = 1;
+    for (int k = ndim - 2; k >= 0; k--) {
+        strides[k] = running;
+        if (strided__mul_overflow(running, shape[k], &running))
+            return strided__fail(STRIDED_ERR_OVERFLOW, "dense",
+                                 "the rows of packed %d-bit elements of this shape overflow "
+                                 "int64",
+                                 bits);
+    }
+    return strided_layout_init(out, ndim, shape, strides, 1);
+}
+
 /* A writable view of new memory on device (home for managed memory),
  * dense in C order, of shape and dtype (padded or packed, for a sub-byte
  * type), allocated on stream. Packed elements that are not whole bytes
- * lie dense too, which the packed-layout rule allows where every row but
- * the innermost holds whole bytes. */
+ * have their rows rounded up to whole bytes (init_packed_rows). */
 static strided_status alloc_view(const char *op, int ndim, const int64_t *shape,
                                  strided_dtype dtype, bool padded, strided_device device, int home,
                                  void *stream, strided_view *out)
@@ -123,9 +147,10 @@ static strided_status alloc_view(const char *op, int ndim, const int64_t *shape,
         return strided__refail(STRIDED_ERR_UNSUPPORTED, op, "");
     strided_layout layout;
     int64_t size = 0;
-    strided_status status = strided_layout_init_dense(&layout, ndim, shape,
-                                                      bits % 8 == 0 ? bits / 8 : 1, STRIDED_ORDER_C,
-                                                      0, NULL);
+    strided_status status = bits % 8 == 0
+                                ? strided_layout_init_dense(&layout, ndim, shape, bits / 8,
+                                                            STRIDED_ORDER_C, 0, NULL)
+                                : init_packed_rows(&layout, ndim, shape, bits);
     if (status == STRIDED_OK)
         status = bits % 8 == 0 ? strided_layout_required_size_in_bytes(&layout, &size)
                                : strided_layout_required_size_in_bytes_packed(&layout, bits, &size);

@@ -47,8 +47,8 @@ typedef strided_status (*strided__dlpack_copy_fn)(void *context, const strided_v
  * view's export. The tensor then holds the only reference to the new
  * memory (its deleter frees it), is writable, and a versioned one's flags
  * are STRIDED_DLPACK_FLAG_IS_COPIED (and IS_SUBBYTE_TYPE_PADDED for a
- * padded view, whose copy is padded too; a packed one's is packed, dense,
- * which the packed-layout rule must allow).
+ * padded view, whose copy is padded too; a packed one's is packed, in C
+ * order with its rows rounded up to whole bytes where they are not).
  *   request  from strided_dlpack_export_request_make for this view
  *   copy     the copy engine; required when request->copy
  *   context  passed to copy

@@ -608,6 +608,40 @@ static void test_dlpack_import_refuses_split_bytes(void **state)
     assert_i64(p.deleted, 1);
 }
 
+static void test_new_packed_tensors_round_rows_up_to_bytes(void **state)
+{
+    (void)state;
+    const struct {
+        strided_dtype dtype;
+        int64_t shape[3];
+        int ndim;
+        int64_t strides[3];
+    } cases[] = {
+        {FP4, {3, 5}, 2, {6, 1}}, {FP6, {2, 5}, 2, {8, 1}},   {FP4, {2, 3, 4}, 3, {12, 4, 1}},
+        {INT2, {7}, 1, {1}},      {FP4X2, {3, 5}, 2, {5, 1}}, {FP4, {0, 5}, 2, {6, 1}},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        strided_dl_tensor proto = {NULL,
+                                   {STRIDED_DEVICE_CPU, 0},
+                                   cases[i].ndim,
+                                   cases[i].dtype,
+                                   (int64_t *)cases[i].shape,
+                                   NULL,
+                                   0};
+        strided_dl_managed_tensor_versioned *m = NULL;
+        assert_ok(strided_dlpack_tensor_alloc(&proto, &m));
+        for (int k = 0; k < cases[i].ndim; k++) {
+            assert_i64(m->dl_tensor.shape[k], cases[i].shape[k]);
+            assert_i64(m->dl_tensor.strides[k], cases[i].strides[k]);
+        }
+        assert_true(strided_dtype_equal(m->dl_tensor.dtype, cases[i].dtype));
+        /* It imports: its layout keeps the rule and its memory holds it. */
+        strided_view v;
+        assert_ok(strided_view_import_dlpack(m, true, &v));
+        strided_view_release(&v);
+    }
+}
+
 static void test_relane_converts_the_two_spellings(void **state)
 {
     (void)state;
@@ -864,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_wrap_of_packed_elements_covers_their_bytes),
         cmocka_unit_test(test_dlpack_import_and_export_every_subbyte_form),
         cmocka_unit_test(test_dlpack_import_refuses_split_bytes),
+        cmocka_unit_test(test_new_packed_tensors_round_rows_up_to_bytes),
         cmocka_unit_test(test_relane_converts_the_two_spellings),
         cmocka_unit_test(test_copy_packed_transpose_to_row_major),
         cmocka_unit_test(test_copy_packed_to_padded_and_back),

@@ -309,10 +309,15 @@ def test_dlpack_export_by_copy_of_packed_and_padded_views():
                           "__dlpack_device__": lambda self: (1, 0)})(), stream_ptr=-1)
     assert c.ptr != v.ptr and c.element_bits == 4 and not c.padded
     np.testing.assert_array_equal(padded_copy(c, FP4), padded_copy(v, FP4))
-    # Dense C order is the copy's layout: rows of 5 fp4 would split bytes.
-    rows = import_packed(mem, FP4, (2, 5), (6, 1))
-    with pytest.raises(BufferError, match="packed-layout rule"):
-        rows.__dlpack__(max_version=(1, 3), copy=True)
+    # C order with rows rounded up to whole bytes: rows of 5 fp4 take 3.
+    rows = import_packed(rng.integers(0, 256, 9, dtype=np.uint8), FP4, (3, 5), (6, 1))
+    rc = StridedMemoryView.from_dlpack(
+        type("Copy", (), {"__dlpack__": lambda self, **kw: rows.__dlpack__(copy=True, **kw),
+                          "__dlpack_device__": lambda self: (1, 0)})(), stream_ptr=-1)
+    assert rc.strides == (6, 1) and rc.ptr != rows.ptr
+    np.testing.assert_array_equal(padded_copy(rc, FP4), padded_copy(rows, FP4))
+    rows6 = import_packed(np.zeros(16, np.uint8), FP6, (2, 5), (8, 1))
+    assert rows6.__dlpack__(max_version=(1, 3), copy=True) is not None
     # A padded view's copy is padded too.
     a = (np.arange(6) % 4).astype(ml_dtypes.int2)
     p = StridedMemoryView.from_array_interface(a)
