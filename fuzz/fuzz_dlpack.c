@@ -142,6 +142,45 @@ typedef struct tensor_case {
     char *buffer;                       /* the heap buffer data points into, or NULL */
 } tensor_case;
 
+/* The bits an element of the case's tensor occupies, by strided/dtype.h:
+ * 8 times dtype_size for whole-byte types; for the sub-byte types (int and
+ * uint of 1, 2 and 4 bits, float4_e2m1fn of 4, the float6 types of 6, in
+ * lanes 1 or 2) 8 when the versioned flag says padded (lanes 1 only), else
+ * bits * lanes (packed); 0 for a type the import refuses. */
+static int element_bits(const tensor_case *c)
+{
+    strided_dtype d = c->t.dtype;
+    if (dtype_size(d) > 0)
+        return dtype_size(d) * 8;
+    bool ints = (d.code == STRIDED_DTYPE_INT || d.code == STRIDED_DTYPE_UINT) &&
+                (d.bits == 1 || d.bits == 2 || d.bits == 4);
+    bool floats = (d.code == STRIDED_DTYPE_FLOAT4_E2M1FN && d.bits == 4) ||
+                  ((d.code == STRIDED_DTYPE_FLOAT6_E2M3FN ||
+                    d.code == STRIDED_DTYPE_FLOAT6_E3M2FN) &&
+                   d.bits == 6);
+    if (!(ints || floats) || (d.lanes != 1 && d.lanes != 2))
+        return 0;
+    if (c->versioned && (c->flags & STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED))
+        return d.lanes == 1 ? 8 : 0;
+    return d.bits * d.lanes;
+}
+
+/* The layout's itemsize for elements of bits bits: bits / 8, or 1 for
+ * packed elements that are not whole bytes; 0 for none. */
+static int layout_itemsize(int bits)
+{
+    return bits % 8 == 0 ? bits / 8 : 1;
+}
+
+/* The bytes [*lo_b, *hi_b) that element offsets [lo, hi] of bits bits
+ * occupy: floor(lo * bits / 8) to ceil((hi + 1) * bits / 8). */
+static void bit_span(fuzz_i128 lo, fuzz_i128 hi, int bits, fuzz_i128 *lo_b, fuzz_i128 *hi_b)
+{
+    fuzz_i128 a = lo * bits, b = (hi + 1) * bits;
+    *lo_b = a >= 0 ? a / 8 : -((-a + 7) / 8);
+    *hi_b = b >= 0 ? (b + 7) / 8 : -(-b / 8);
+}
+
 static int64_t *decode_array(fuzz_input *in, int ndim, bool strides, int *entries)
 {
     /* NULL for about one tensor in eight. */
@@ -209,8 +248,9 @@ static void decode_case(fuzz_input *in, tensor_case *c)
     t->dtype = decode_dtype(in);
     t->device = decode_device(in);
 
-    int itemsize = dtype_size(t->dtype);
-    int unit = itemsize > 0 ? itemsize : 1;
+    int bits = element_bits(c);
+    int itemsize = bits > 0 ? layout_itemsize(bits) : 0;
+    int unit = bits > 0 ? (bits + 7) / 8 : 1;
     uint8_t bo = fuzz_u8(in);
     switch (bo % 8) {
     case 0:
@@ -235,12 +275,16 @@ static void decode_case(fuzz_input *in, tensor_case *c)
     bool empty = true;
     bool shaped = footprint(c, itemsize, &lo, &hi, &empty);
     if (d < 176) {
-        fuzz_i128 bytes = hi >= lo ? (hi - lo + 1) * unit : 0;
-        bool fits = shaped && bytes <= MAX_BUFFER && t->byte_offset <= MAX_BUFFER;
+        fuzz_i128 lo_b = 0, hi_b = 0;
+        bool small = fuzz_fits64(lo) && fuzz_fits64(hi);
+        if (hi >= lo && small)
+            bit_span(lo, hi, bits > 0 ? bits : 8, &lo_b, &hi_b);
+        fuzz_i128 bytes = hi_b - lo_b;
+        bool fits = shaped && small && bytes <= MAX_BUFFER && t->byte_offset <= MAX_BUFFER;
         size_t n = fits && bytes > 0 ? (size_t)bytes : 16;
         c->buffer = malloc(n);
         FUZZ_REQUIRE(c->buffer != NULL, "malloc failed");
-        uintptr_t element0 = (uintptr_t)c->buffer + (fits ? (uintptr_t)(int64_t)(-lo * unit) : 0);
+        uintptr_t element0 = (uintptr_t)c->buffer + (fits ? (uintptr_t)(int64_t)(-lo_b) : 0);
         t->data = (void *)(fits ? element0 - (uintptr_t)t->byte_offset : (uintptr_t)c->buffer);
     } else if (d < 200) {
         t->data = NULL;
@@ -251,6 +295,39 @@ static void decode_case(fuzz_input *in, tensor_case *c)
     } else {
         t->data = (void *)(uintptr_t)fuzz_u64(in);
     }
+}
+
+/* The packed-layout rule of strided/layout.h for the tensor's layout (its
+ * strides, or C strides), which has elements: every element starts on a
+ * byte boundary but those after the first along the first axis of stride 1
+ * and extent above 1. */
+static bool packed_rule_holds(const tensor_case *c, int bits)
+{
+    const strided_dl_tensor *t = &c->t;
+    int64_t strides[STRIDED_MAX_NDIM];
+    strided_layout implicit;
+    if (t->strides == NULL) {
+        if (strided_layout_init(&implicit, t->ndim, t->shape, NULL, 1) != STRIDED_OK)
+            return true;
+        memcpy(strides, implicit.strides, sizeof strides);
+    } else {
+        memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+    }
+    int a = bits, b = 8;
+    while (b != 0) {
+        int r = a % b;
+        a = b;
+        b = r;
+    }
+    int64_t g = 8 / a; /* the elements that fill whole bytes */
+    int axis = -1;
+    for (int k = 0; k < t->ndim && axis < 0; k++)
+        if (t->shape[k] > 1 && strides[k] == 1)
+            axis = k;
+    for (int k = 0; k < t->ndim; k++)
+        if (t->shape[k] > 1 && k != axis && strides[k] % g != 0)
+            return false;
+    return true;
 }
 
 /* The statuses the import must answer for the case, by view.h's list. */
@@ -273,7 +350,8 @@ static fuzz_statuses import_expect(const tensor_case *c, bool *maybe)
             bad |= FUZZ_INVALID;
         empty = empty || t->shape[i] == 0;
     }
-    int itemsize = dtype_size(t->dtype);
+    int bits = element_bits(c);
+    int itemsize = bits > 0 ? layout_itemsize(bits) : 0;
     if (itemsize == 0)
         bad |= FUZZ_UNSUPPORTED;
     int32_t type = t->device.device_type;
@@ -301,9 +379,17 @@ static fuzz_statuses import_expect(const tensor_case *c, bool *maybe)
     bool e;
     footprint(c, itemsize, &lo, &hi, &e);
     if (hi >= lo) {
+        /* Packed elements: the packed-layout rule, then their bits in
+         * int64. */
+        if (bits % 8 != 0 && !packed_rule_holds(c, bits))
+            return FUZZ_INVALID;
+        if (bits % 8 != 0 && (!fuzz_fits64(lo * bits) || !fuzz_fits64((hi + 1) * bits)))
+            return FUZZ_OVERFLOW;
+        fuzz_i128 lo_b, hi_b;
+        bit_span(lo, hi, bits, &lo_b, &hi_b);
         fuzz_i128 e0 = (fuzz_i128)(data + (uintptr_t)t->byte_offset);
-        fuzz_i128 bytes = (hi - lo + 1) * itemsize, start = e0 + lo * itemsize;
-        if (!fuzz_fits64(bytes) || !fuzz_fits64(lo * itemsize) || start <= 0 ||
+        fuzz_i128 bytes = hi_b - lo_b, start = e0 + lo_b;
+        if (!fuzz_fits64(bytes) || !fuzz_fits64(lo_b) || start <= 0 ||
             start + bytes > (fuzz_i128)UINTPTR_MAX + 1)
             return FUZZ_OVERFLOW;
         if (start + bytes == (fuzz_i128)UINTPTR_MAX + 1) {
@@ -325,9 +411,15 @@ static fuzz_statuses import_expect(const tensor_case *c, bool *maybe)
 static void check_view(const tensor_case *c, const strided_view *v, const char *ctx)
 {
     const strided_dl_tensor *t = &c->t;
-    int itemsize = dtype_size(t->dtype);
+    int bits = element_bits(c);
+    int itemsize = layout_itemsize(bits);
+    bool padded = dtype_size(t->dtype) == 0 && c->versioned &&
+                  (c->flags & STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED);
     const strided_layout *l = &v->layout;
     fuzz_check_invariant(l, "import_dlpack");
+    FUZZ_REQUIRE(v->padded == padded && strided_view_packed_bits(v) == (bits % 8 ? bits : 0),
+                 "the view's form (padded %d, packed bits %d) is not the tensor's: %s",
+                 (int)v->padded, strided_view_packed_bits(v), ctx);
     FUZZ_REQUIRE(v->buffer != NULL && l->ndim == t->ndim && l->itemsize == itemsize &&
                      l->slice_offset == 0 && l->implicit_strides == (t->strides == NULL),
                  "the view's layout is not the tensor's: %s", ctx);
@@ -353,9 +445,11 @@ static void check_view(const tensor_case *c, const strided_view *v, const char *
     uintptr_t base = (uintptr_t)strided_buffer_ptr(v->buffer);
     size_t size = strided_buffer_size(v->buffer);
     if (hi >= lo) {
-        fuzz_i128 start = (fuzz_i128)e0 + lo * itemsize, bytes = (hi - lo + 1) * itemsize;
+        fuzz_i128 lo_b, hi_b;
+        bit_span(lo, hi, bits, &lo_b, &hi_b);
+        fuzz_i128 start = (fuzz_i128)e0 + lo_b, bytes = hi_b - lo_b;
         FUZZ_REQUIRE((fuzz_i128)base == start && (fuzz_i128)size == bytes &&
-                         (fuzz_i128)v->origin == -lo * itemsize,
+                         (fuzz_i128)v->origin == -lo_b,
                      "the buffer [%p, +%zu) origin %" PRId64 " is not the footprint: %s",
                      (void *)base, size, v->origin, ctx);
     } else {
@@ -394,13 +488,22 @@ static void check_export(fuzz_input *in, const strided_view *v, const char *ctx)
     fuzz_mark_error();
     strided_status st = legacy ? strided_view_export_dlpack_legacy(v, &ml)
                                : strided_view_export_dlpack(v, &mv);
+    if (legacy && v->padded) {
+        /* A legacy tensor has no flag to say padded. */
+        FUZZ_REQUIRE(st == STRIDED_ERR_UNSUPPORTED && ml == NULL,
+                     "a padded view exported as a legacy tensor (%s): %s", strided_status_name(st),
+                     ctx);
+        return;
+    }
     FUZZ_REQUIRE(st == STRIDED_OK, "export of an imported view failed (%s): %s",
                  strided_status_name(st), ctx);
     const strided_dl_tensor *t = legacy ? &ml->dl_tensor : &mv->dl_tensor;
     const strided_layout *l = &v->layout;
     if (!legacy)
         FUZZ_REQUIRE(mv->version.major == 1 && mv->version.minor == 3 &&
-                         ((mv->flags & STRIDED_DLPACK_FLAG_READ_ONLY) != 0) == v->readonly,
+                         ((mv->flags & STRIDED_DLPACK_FLAG_READ_ONLY) != 0) == v->readonly &&
+                         ((mv->flags & STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0) ==
+                             v->padded,
                      "the export's version or flags are wrong: %s", ctx);
     int64_t volume = strided_layout_volume(l);
     FUZZ_REQUIRE(t->ndim == l->ndim && t->byte_offset == 0 &&

@@ -3,7 +3,8 @@
  * type is (strided_dtype_from_numpy, from the dtype's str and name); this
  * file reads those attributes, remembers the answers per dtype, and makes
  * numpy dtypes for DLPack types. numpy is imported on first use; ml_dtypes,
- * when installed, supplies bfloat16 and the float8 types.
+ * when installed, supplies bfloat16, the float8 types and the sub-byte
+ * types.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -161,6 +162,27 @@ PyObject *strided_py_numpy_dtype_of(strided_dtype d)
     if (cacheable && dtype_cache[d.code][d.bits / 8] != NULL)
         return Py_NewRef(dtype_cache[d.code][d.bits / 8]);
 
+    char name[64];
+    strided_dtype_format(d, name, sizeof name);
+    if (strided_dtype_is_subbyte(d)) {
+        /* ml_dtypes names the single sub-byte types, padded one per byte
+         * in numpy; a packed view has the same dtype, its elements' bits
+         * being the view's to place. Pairs have no numpy dtype. */
+        if (d.lanes != 1)
+            return PyErr_Format(PyExc_NotImplementedError,
+                                "%s (pairs of %d-bit values) has no numpy dtype: see it as "
+                                "single elements with relaned(1)",
+                                name, (int)d.bits);
+        if (!have_ml_dtypes())
+            return PyErr_Format(PyExc_NotImplementedError,
+                                "%s (a %d-bit type) has a numpy dtype only through ml_dtypes, "
+                                "which is not installed",
+                                name, (int)d.bits);
+        PyObject *s = PyUnicode_FromString(name);
+        PyObject *result = s != NULL ? strided_py_np_dtype(s) : NULL;
+        Py_XDECREF(s);
+        return result;
+    }
     if (d.lanes != 1)
         return PyErr_Format(PyExc_NotImplementedError, "vector dtypes (lanes=%d) is not supported",
                             (int)d.lanes);
@@ -176,8 +198,6 @@ PyObject *strided_py_numpy_dtype_of(strided_dtype d)
     int size;
     if (strided_dtype_itemsize(d, &size) != STRIDED_OK)
         return PyErr_Format(PyExc_TypeError, "Unsupported dtype. dtype code: %d", (int)d.code);
-    char name[64];
-    strided_dtype_format(d, name, sizeof name);
     PyObject *s = PyUnicode_FromString(name);
     if (s == NULL)
         return NULL;
@@ -186,6 +206,22 @@ PyObject *strided_py_numpy_dtype_of(strided_dtype d)
     if (result != NULL && cacheable)
         dtype_cache[d.code][d.bits / 8] = Py_NewRef(result);
     return result;
+}
+
+int strided_py_pair_dtype(PyObject *obj, strided_dtype *out)
+{
+    if (obj == NULL || !PyUnicode_Check(obj))
+        return 0;
+    const char *text = PyUnicode_AsUTF8(obj);
+    strided_dtype d;
+    if (text == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (strided_dtype_parse(text, &d) != STRIDED_OK || !strided_dtype_is_subbyte(d) || d.lanes != 2)
+        return 0;
+    *out = d;
+    return 1;
 }
 
 int strided_py_as_dtype(PyObject *obj, PyObject **out_np, strided_typestr *out_info)

@@ -254,6 +254,11 @@ int strided_py_dtype_facts(PyObject *dtype, unsigned *out_flags, long *out_items
 /* The numpy dtype of a DLPack type; new reference, cached per type. */
 PyObject *strided_py_numpy_dtype_of(strided_dtype d);
 
+/* Whether obj is a str that names a pair type of a sub-byte type
+ * ("float4_e2m1fn_x2", which NumPy does not know; strided_dtype_parse):
+ * 1 with *out set, else 0. Never raises. */
+int strided_py_pair_dtype(PyObject *obj, strided_dtype *out);
+
 /* A dtype argument: None gives *out_np NULL; anything else is normalised
  * with numpy.dtype (new reference) and *out_info says what it is
  * (strided_py_dtype_info). -1 with an exception set. */

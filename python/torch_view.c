@@ -100,8 +100,11 @@ bool strided_py_is_torch_tensor(PyObject *obj)
 }
 
 /* The DLPack type of a torch dtype, by its name ("torch.float8_e4m3fn" is
- * libstrided's "float8_e4m3fn"), remembered per dtype object as the int
- * code | bits << 8 (-1: none). 1 found, 0 none, -1 error. */
+ * libstrided's "float8_e4m3fn", "torch.float4_e2m1fn_x2" its pairs of
+ * float4_e2m1fn, lanes 2, one byte), remembered per dtype object as the int
+ * code | bits << 8 | lanes << 16 (-1: none, and for the types whose
+ * elements are not whole bytes, which go by DLPack). 1 found, 0 none, -1
+ * error. */
 static int torch_dtype(PyObject *dtype, strided_dtype *out)
 {
     PyObject *known = PyDict_GetItemWithError(dtype_map, dtype);
@@ -117,7 +120,11 @@ static int torch_dtype(PyObject *dtype, strided_dtype *out)
         if (strncmp(text, "torch.", 6) == 0)
             text += 6;
         strided_dtype d;
-        long packed = strided_dtype_parse(text, &d) == STRIDED_OK ? d.code | (long)d.bits << 8 : -1;
+        int size = 0;
+        long packed = strided_dtype_parse(text, &d) == STRIDED_OK &&
+                              strided_dtype_itemsize(d, &size) == STRIDED_OK
+                          ? d.code | (long)d.bits << 8 | (long)d.lanes << 16
+                          : -1;
         Py_DECREF(name);
         known = PyLong_FromLong(packed);
         if (known == NULL || PyDict_SetItem(dtype_map, dtype, known) < 0) {
@@ -131,7 +138,7 @@ static int torch_dtype(PyObject *dtype, strided_dtype *out)
         return -1;
     if (v < 0)
         return 0;
-    *out = (strided_dtype){(uint8_t)(v & 0xff), (uint8_t)(v >> 8), 1};
+    *out = (strided_dtype){(uint8_t)(v & 0xff), (uint8_t)(v >> 8 & 0xff), (uint16_t)(v >> 16)};
     return 1;
 }
 

@@ -208,6 +208,11 @@ PyObject *strided_py_view_dunder_dlpack_device(strided_py_view *self, PyObject *
 static PyObject *interface_of(strided_py_view *self, unsigned long long data, bool cuda,
                               const char *what)
 {
+    strided_status status = strided_view_check_interface_export(&self->view, what);
+    if (status != STRIDED_OK) {
+        strided_py_raise_at(status, STRIDED_PY_INTERFACE);
+        return NULL;
+    }
     PyObject *dtype = strided_py_view_dtype(self);
     if (dtype == NULL) {
         if (!PyErr_Occurred())

@@ -665,6 +665,28 @@ static int read_interface(PyObject *d, bool with_stream, interface_read *out)
     return 0;
 }
 
+/* The name of obj's element type where obj tells it beside its dict: a
+ * numpy dtype as obj.dtype whose str is typestr (NumPy's and CuPy's
+ * arrays), whose name tells ml_dtypes' types apart, which the type string
+ * reads as raw bytes. A new reference, or NULL (no exception) when obj does
+ * not say. */
+static PyObject *type_name_of(PyObject *obj, PyObject *typestr)
+{
+    PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
+    PyObject *str = dtype != NULL ? PyObject_GetAttrString(dtype, "str") : NULL;
+    PyObject *name = NULL;
+    if (str != NULL && typestr != NULL && PyUnicode_Check(str) &&
+        PyUnicode_Compare(str, typestr) == 0) {
+        name = PyObject_GetAttrString(dtype, "name");
+        if (name != NULL && !PyUnicode_Check(name))
+            Py_CLEAR(name);
+    }
+    Py_XDECREF(str);
+    Py_XDECREF(dtype);
+    PyErr_Clear();
+    return name;
+}
+
 /* The view of what obj's interface dict describes; stream_ptr for CUDA
  * (None: not given). */
 static PyObject *import_interface(PyObject *obj, strided_interface_kind kind, PyObject *stream_ptr)
@@ -684,15 +706,23 @@ static PyObject *import_interface(PyObject *obj, strided_interface_kind kind, Py
         goto done;
     strided_view v;
     strided_typestr t;
+    PyObject *type_name = type_name_of(obj, r.typestr);
+    if (type_name != NULL && (r.desc.type_name = PyUnicode_AsUTF8(type_name)) == NULL) {
+        Py_DECREF(type_name);
+        goto done;
+    }
     /* The dict may own the memory (a NumPy scalar's holds the array it
      * made, as '__ref'), so the memory keeps it as well as obj. */
     PyObject *kept = PyTuple_Pack(2, obj, d);
-    if (kept == NULL)
+    if (kept == NULL) {
+        Py_XDECREF(type_name);
         goto done;
+    }
     /* The memory holds them from here on: the import releases them on
      * failure, the view's last holder otherwise. */
     strided_status status = strided_view_import_interface(&r.desc, have_consumer ? &consumer : NULL,
                                                           release_exporter, kept, &v, &t);
+    Py_XDECREF(type_name);
     if (status != STRIDED_OK) {
         strided_py_raise_at(status, STRIDED_PY_INTERFACE);
         goto done;

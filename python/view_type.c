@@ -209,8 +209,10 @@ static PyObject *view_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize
     if (buffer == NULL)
         goto fail;
     strided_view v;
-    strided_status status = strided_view_from_buffer(strided_py_buffer_of(buffer), &layout,
-                                                     has_dl ? &info.dtype : NULL, readonly, &v);
+    /* ml_dtypes' sub-byte types are padded: numpy has no other way. */
+    strided_status status = strided_view_from_buffer_ex(strided_py_buffer_of(buffer), &layout,
+                                                        has_dl ? &info.dtype : NULL, info.padded,
+                                                        readonly, &v);
     if (status != STRIDED_OK) {
         strided_py_raise(status);
         goto fail;
@@ -244,6 +246,28 @@ static PyObject *view_base(strided_py_view *self)
     return self->base;
 }
 
+static const char *const relaned_names[] = {"lanes", NULL};
+
+static PyObject *view_relaned(strided_py_view *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    PyObject *a[1];
+    if (strided_py_bind_args("relaned", args, nargs, kwnames, relaned_names, 1, a) < 0)
+        return NULL;
+    int lanes = 0;
+    if (strided_py_as_int(a[0], "lanes", -1, &lanes) < 0)
+        return NULL;
+    PyObject *base = view_base(self);
+    if (base == NULL)
+        return NULL;
+    strided_view v;
+    strided_status status = strided_view_relane(&self->view, lanes, &v);
+    if (status != STRIDED_OK)
+        return strided_py_raise(status);
+    return (PyObject *)strided_py_view_joined(strided_py_view_new(&v, base, NULL, base, NULL),
+                                              self->hold);
+}
+
 static const char *const view_names[] = {"layout", "dtype", NULL};
 
 static PyObject *view_view(strided_py_view *self, PyObject *const *args, Py_ssize_t nargs,
@@ -263,7 +287,11 @@ static PyObject *view_view(strided_py_view *self, PyObject *const *args, Py_ssiz
     PyObject *dtype = NULL;
     strided_typestr info = {0};
     bool has_dl;
-    if (dtype_arg != NULL) {
+    if (dtype_arg != NULL && strided_py_pair_dtype(dtype_arg, &info.dtype)) {
+        /* Pairs of a sub-byte type, which NumPy cannot name: packed, one
+         * byte a pair, and no numpy dtype. */
+        has_dl = true;
+    } else if (dtype_arg != NULL) {
         if (strided_py_as_dtype(dtype_arg, &dtype, &info) < 0)
             return NULL;
         has_dl = info.has_dtype;
@@ -286,7 +314,10 @@ static PyObject *view_view(strided_py_view *self, PyObject *const *args, Py_ssiz
     if (base == NULL)
         goto fail;
     strided_view v;
-    status = strided_view_view(&self->view, &layout, has_dl ? &info.dtype : NULL, &v);
+    /* A numpy dtype's sub-byte type is padded; the view's own keeps its
+     * form. */
+    bool padded = dtype_arg != NULL ? info.padded : self->view.padded;
+    status = strided_view_view_ex(&self->view, &layout, has_dl ? &info.dtype : NULL, padded, &v);
     if (status != STRIDED_OK) {
         strided_py_raise(status);
         goto fail;
@@ -331,6 +362,19 @@ static PyObject *get_size(strided_py_view *self, void *closure)
 {
     (void)closure;
     return PyLong_FromLongLong(strided_layout_volume(&self->view.layout));
+}
+
+static PyObject *get_element_bits(strided_py_view *self, void *closure)
+{
+    (void)closure;
+    int bits = strided_view_packed_bits(&self->view);
+    return PyLong_FromLong(bits > 0 ? bits : 8L * self->view.layout.itemsize);
+}
+
+static PyObject *get_padded(strided_py_view *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->view.padded);
 }
 
 static PyObject *get_dtype(strided_py_view *self, void *closure)
@@ -486,7 +530,25 @@ static PyGetSetDef view_getset[] = {
     {"dtype", (getter)get_dtype, NULL,
      "The element type, a numpy.dtype, or None when the view has none.\n"
      "\n"
-     "bfloat16 and the float8 types come from ml_dtypes.",
+     "bfloat16, the float8 types and the sub-byte types (float4_e2m1fn,\n"
+     "float6_*, int4, ...; padded or packed alike) come from ml_dtypes; without\n"
+     "it, and for pairs of sub-byte values (float4_e2m1fn_x2), which have no\n"
+     "numpy dtype, NotImplementedError says what the type is.",
+     NULL},
+    {"element_bits", (getter)get_element_bits, NULL,
+     "The bits one element occupies in memory, an int.\n"
+     "\n"
+     "8 times the itemsize, but for packed sub-byte elements that are not whole\n"
+     "bytes: 4 for float4_e2m1fn and int4, 6 for the float6 types, 12 for their\n"
+     "pairs, 1 or 2 for the small ints. Their layout has itemsize 1 and its\n"
+     "offsets count elements (docs/subbyte.md).",
+     NULL},
+    {"padded", (getter)get_padded, NULL,
+     "Whether a sub-byte dtype is stored one element per byte, a bool.\n"
+     "\n"
+     "True for ml_dtypes' arrays and DLPack tensors with the\n"
+     "IS_SUBBYTE_TYPE_PADDED flag; False for packed views (DLPack's default)\n"
+     "and every other dtype.",
      NULL},
     {"device_id", (getter)get_device_id, NULL,
      "The device of the memory, an int.\n"
@@ -794,7 +856,11 @@ static PyMethodDef view_methods[] = {
      "    The new layout (None: this view's).\n"
      "dtype : numpy.dtype or anything numpy.dtype() takes, optional\n"
      "    The new element type (None: this view's), whose size must be the\n"
-     "    layout's itemsize.\n"
+     "    layout's itemsize. ml_dtypes' sub-byte types are padded (one element\n"
+     "    a byte). A str naming pairs of a sub-byte type, which NumPy cannot\n"
+     "    name (\"float4_e2m1fn_x2\", as PyTorch spells it), gives packed pairs,\n"
+     "    one byte each, and no numpy dtype; relaned(1) then sees them as single\n"
+     "    packed elements.\n"
      "\n"
      "Returns\n"
      "-------\n"
@@ -817,6 +883,35 @@ static PyMethodDef view_methods[] = {
      "[5, 3, 1]\n"
      ">>> v.view(dtype=np.uint32).dtype\n"
      "dtype('uint32')"},
+    {"relaned", (PyCFunction)(void (*)(void))view_relaned, KW,
+     "relaned($self, /, lanes)\n"
+     "--\n"
+     "\n"
+     "The same memory as a view of the same packed sub-byte type in other lanes.\n"
+     "\n"
+     "PyTorch's float4_e2m1fn_x2 (lanes 2: one byte a pair, shape and strides\n"
+     "counting pairs) and DLPack's float4_e2m1fn (lanes 1: 4 bits an element)\n"
+     "spell one tensor two ways. From lanes 2 to 1 every stride doubles and the\n"
+     "last axis's extent doubles, (4, 3) pairs becoming (4, 6) elements (or the\n"
+     "pairs spread along a new last axis of 2 when the last axis does not have\n"
+     "stride 1); from lanes 1 to 2 the reverse.\n"
+     "\n"
+     "Parameters\n"
+     "----------\n"
+     "lanes : int\n"
+     "    1 or 2.\n"
+     "\n"
+     "Returns\n"
+     "-------\n"
+     "StridedMemoryView\n"
+     "    A new view of the same memory.\n"
+     "\n"
+     "Raises\n"
+     "------\n"
+     "ValueError\n"
+     "    If the view is not of a packed sub-byte type, lanes is not 1 or 2, or\n"
+     "    the elements do not pair up (the last axis needs stride 1 and an even\n"
+     "    extent, the other strides and the offset must be even)."},
     {"copy_from", (PyCFunction)(void (*)(void))strided_py_view_copy_from, KW,
      "copy_from($self, /, other, stream=None, allocator=None, blocking=None)\n"
      "--\n"

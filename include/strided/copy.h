@@ -118,17 +118,26 @@ typedef enum strided_copy_flags {
  * the host, after the work queued on stream (unless NO_STREAM), and is
  * complete on return; with device memory on either side it is queued on
  * stream in the device's primary context (the device of dst's memory,
- * else src's), using the views' device addresses.
+ * else src's), using the views' device addresses. Views of a sub-byte type
+ * (strided/dtype.h) where either is packed with elements that are not
+ * whole bytes, or one is padded and the other packed, copy value by value
+ * (docs/subbyte.md): on the host, one element at a time; on one device, by
+ * the kernel subbyte; host memory against device memory through a device
+ * temporary of the host view's bytes. The bits of the destination's bytes
+ * that belong to no element of it are kept.
  *   stream  a CUstream (NULL: the legacy default stream)
  *   flags   strided_copy_flags, or-ed
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL dst or src (checked
  * first); the errors of strided_copy_plan_make; STRIDED_ERR_INVALID_ARGUMENT
  * for a released view, a read-only destination ("The destination view is
- * read-only."), different dtypes ("The destination and source dtypes must
+ * read-only."), a packed sub-byte view against a view without a dtype
+ * ("copy: a copy of packed sub-byte elements needs the dtype of both
+ * views ..."), different dtypes ("The destination and source dtypes must
  * match. Got dst dtype:float32 and src dtype:int32"), both BLOCKING and
  * NONBLOCKING, or NO_STREAM for a copy that needs a device ("this copy runs
  * on a device and needs a stream"); STRIDED_ERR_UNSUPPORTED for device
- * copies this build cannot do yet (named in the message);
+ * copies this build cannot do yet (named in the message), and for sub-byte
+ * copies between overlapping device memory or between two devices;
  * STRIDED_ERR_NO_CUDA_DRIVER, STRIDED_ERR_CUDA, STRIDED_ERR_OUT_OF_MEMORY. */
 STRIDED_API strided_status strided_view_copy(const strided_view *dst, const strided_view *src,
                                              void *stream, unsigned flags);
@@ -163,7 +172,11 @@ STRIDED_API strided_status strided_view_copy_ex(const strided_view *dst, const s
  * engine (strided_view_copy_ex): on the host when request->host_copy, on
  * request->stream otherwise, blocking when request->blocking. The tensor
  * then holds the only reference to the new memory, is writable, and a
- * versioned one is flagged STRIDED_DLPACK_FLAG_IS_COPIED.
+ * versioned one is flagged STRIDED_DLPACK_FLAG_IS_COPIED (and, for a
+ * padded sub-byte view, whose copy is padded too,
+ * STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED; a packed view's copy is in C
+ * order with its rows rounded up to whole bytes, where they are not, as
+ * the packed-layout rule asks).
  *   versioned  out is a strided_dl_managed_tensor_versioned ** (true) or a
  *              strided_dl_managed_tensor ** (false)
  *   out        out-parameter: the tensor, owned by the caller (call its

@@ -27,15 +27,53 @@ extern "C" {
 
 /* The size in bytes of one element of dtype, for every type whose elements
  * are whole bytes: int and uint 8/16/32/64, float 16/32/64, bfloat 16,
- * complex 64/128, bool 8 and the float8 variants (8).
+ * complex 64/128, bool 8, the float8 variants (8), and the sub-byte types
+ * in lanes that fill whole bytes (float4_e2m1fn, int4 and uint4 with
+ * lanes 2: PyTorch's float4_e2m1fn_x2, one byte holding two values).
  * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out;
- * STRIDED_ERR_UNSUPPORTED with a message naming the type for lanes other
- * than 1, sub-byte types (float6, float4, bits not a multiple of 8),
- * opaque handles, unknown codes and code/bits pairs that do not exist. */
+ * STRIDED_ERR_UNSUPPORTED with a message naming the type for the packed
+ * sub-byte types whose elements are not whole bytes (float4_e2m1fn, int4
+ * with lanes 1, float6 with lanes 1 or 2: "float4_e2m1fn is a packed
+ * sub-byte type (4 bits an element) and has no whole-byte itemsize: ..."),
+ * for lanes other than 1 (but for the sub-byte types, 1 or 2), the
+ * float4 and float6 codes with other bits, opaque handles, unknown codes
+ * and code/bits pairs that do not exist. */
 STRIDED_API strided_status strided_dtype_itemsize(strided_dtype dtype, int *out);
 
+/* Sub-byte element types: int1, int2, int4, uint1, uint2, uint4 (DLPack's
+ * int and uint codes with those bits), float4_e2m1fn (bits 4), and
+ * float6_e2m3fn and float6_e3m2fn (bits 6), with lanes 1 or 2. They lie in
+ * memory in one of two ways (docs/subbyte.md):
+ *   packed  (DLPack's default) an element is bits * lanes wide, and
+ *           element i of memory D is (D >> (i * bits * lanes)) & mask,
+ *           little bit-endian, D read as one little-endian integer; shape
+ *           and strides count such elements. Where bits * lanes is a
+ *           multiple of 8 (float4_e2m1fn_x2) each element is whole bytes;
+ *           otherwise views follow the packed-layout rule of
+ *           strided/layout.h (strided_layout_check_packed).
+ *   padded  (DLPack's STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED, NumPy
+ *           with ml_dtypes) one element of lanes 1 in each byte, its value
+ *           in the low bits: a 1-byte element like any other. */
+
+/* True when dtype is one of the sub-byte types above (lanes 1 or 2). */
+STRIDED_API bool strided_dtype_is_subbyte(strided_dtype dtype);
+
+/* The bits one element of dtype occupies in memory: the itemsize times 8
+ * for the types strided_dtype_itemsize's first list names (padded is then
+ * not read); for a sub-byte type, 8 when padded, bits * lanes when packed
+ * (4 for float4_e2m1fn, 6 for float6_e3m2fn, 8 for float4_e2m1fn_x2).
+ *   padded  whether a sub-byte type is stored one element per byte
+ *   out     out-parameter (written on success only)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for a NULL out;
+ * STRIDED_ERR_UNSUPPORTED for the types strided_dtype_itemsize refuses that
+ * are not sub-byte types (its messages), and for a padded sub-byte type of
+ * lanes 2 ("float4_e2m1fn_x2 cannot be padded: ..."). */
+STRIDED_API strided_status strided_dtype_element_bits(strided_dtype dtype, bool padded, int *out);
+
 /* The type's name as NumPy and ml_dtypes spell it: "int8", "uint64",
- * "float16", "bfloat16", "complex64", "bool", "float8_e4m3fn", ...; for a
+ * "float16", "bfloat16", "complex64", "bool", "float8_e4m3fn", ...; the
+ * sub-byte types as ml_dtypes names them ("int4", "float4_e2m1fn"), with
+ * "_x2" for lanes 2 as PyTorch does ("float4_e2m1fn_x2"); for any other
  * type strided_dtype_itemsize rejects, a description such as
  * "dtype(code=3, bits=64, lanes=1)". Writes like snprintf (buf may be NULL
  * when size is 0, and only then); returns the length the full text
@@ -56,6 +94,8 @@ typedef struct strided_typestr {
     bool has_dtype;   /* dtype is set: the type has a DLPack equivalent
                            (never when swapped) */
     strided_dtype dtype;
+    bool padded; /* dtype is a sub-byte type stored one element per
+                           byte (ml_dtypes' int4, float4_e2m1fn, ...) */
 } strided_typestr;
 
 /* Flags of strided_typestr_parse. */
@@ -101,8 +141,10 @@ STRIDED_API strided_status strided_typestr_parse(const char *typestr, unsigned f
                                                  strided_typestr *out);
 
 /* The DLPack type NumPy or ml_dtypes call name ("int8", "float32",
- * "bfloat16", "complex64", "bool", "float8_e4m3fn", ...): the inverse of
- * strided_dtype_format for every type strided_dtype_itemsize accepts.
+ * "bfloat16", "complex64", "bool", "float8_e4m3fn", "int4",
+ * "float4_e2m1fn", "float4_e2m1fn_x2", ...): the inverse of
+ * strided_dtype_format for every type strided_dtype_itemsize accepts and
+ * every sub-byte type.
  *   name  NUL-terminated; borrowed
  *   out   out-parameter (written on success only)
  * Returns STRIDED_ERR_INVALID_ARGUMENT for NULL arguments and for a name
@@ -132,7 +174,8 @@ STRIDED_API size_t strided_typestr_from_format(const char *format, int64_t items
  * read as raw bytes ("<V2" for bfloat16, "<V1" for the float8 types) except
  * float8_e5m2 ("<f1"), as NumPy shows them. Writes like snprintf (buf may
  * be NULL when size is 0, and only then); returns the length the full text
- * needs, 0 for a type strided_dtype_itemsize rejects (then buf holds ""). */
+ * needs, 0 for a type strided_dtype_itemsize rejects and for the sub-byte
+ * types, which a type string cannot tell apart (then buf holds ""). */
 STRIDED_API size_t strided_dtype_typestr(strided_dtype dtype, char *buf, size_t size);
 
 /* The element type of a NumPy dtype, from the two strings NumPy gives it:
@@ -140,7 +183,9 @@ STRIDED_API size_t strided_dtype_typestr(strided_dtype dtype, char *buf, size_t 
  * decides what is accepted (strided_typestr_parse, with flags); the name
  * finds the DLPack type of the types the type string cannot tell apart:
  * ml_dtypes' bfloat16 and float8 types, which read as raw bytes ("<V2",
- * "<V1") or, for float8_e5m2, as a 1-byte float ("<f1").
+ * "<V1") or, for float8_e5m2, as a 1-byte float ("<f1"), and its sub-byte
+ * types (int1..int4, uint1..uint4, float4_e2m1fn, float6_e2m3fn,
+ * float6_e3m2fn: "<V1"), which are padded (padded set, lanes 1).
  *   str    dtype.str; NUL-terminated, borrowed
  *   name   dtype.name; NUL-terminated, borrowed; may be NULL (then only
  *          the type string counts)

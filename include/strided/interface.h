@@ -62,6 +62,12 @@ typedef struct strided_interface_desc {
                                structured type; 0: nothing to check */
     bool has_stream;        /* CUDA only: 'stream' is there and not None */
     int64_t stream;         /* CUDA only: the producer's stream ('stream') */
+    const char *type_name;  /* the element type's name where the producer
+                               tells it beside the dict (NumPy's dtype.name
+                               of an array whose dtype.str is 'typestr'), or
+                               NULL: names what the type string cannot,
+                               ml_dtypes' types ("<V1" for float4_e2m1fn,
+                               padded), as strided_dtype_from_numpy does */
 } strided_interface_desc;
 
 /* The version and mask rules, which cuda.core checks before anything else
@@ -100,9 +106,10 @@ STRIDED_API strided_status strided_interface_check_header(strided_interface_kind
  *      (STRIDED_ERR_INVALID_ARGUMENT);
  *   4. the type string is plain data in the machine's byte order
  *      (strided_typestr_parse with STRIDED_TYPESTR_NATIVE_ONLY and the
- *      descr's flags; any refusal is STRIDED_ERR_UNSUPPORTED, "unsupported
- *      typestr: ..."), and a descr describes elements of its size
- *      (STRIDED_ERR_UNSUPPORTED);
+ *      descr's flags, or strided_dtype_from_numpy with type_name when
+ *      given, which makes ml_dtypes' sub-byte types padded views; any
+ *      refusal is STRIDED_ERR_UNSUPPORTED, "unsupported typestr: ..."), and
+ *      a descr describes elements of its size (STRIDED_ERR_UNSUPPORTED);
  *   5. the layout: strided_layout_init_byte_strides of shape and strides
  *      (its statuses: "strides must be divisible by itemsize", ...);
  *   6. the memory: the array interface's is host memory no device is said
@@ -122,6 +129,18 @@ STRIDED_API strided_status strided_interface_check_header(strided_interface_kind
 STRIDED_API strided_status strided_view_import_interface(
     const strided_interface_desc *desc, const strided_consumer_stream *consumer,
     strided_release_fn release, void *context, strided_view *out, strided_typestr *out_type);
+
+/* Whether an array interface dict can describe a view: its elements must
+ * each be whole bytes at a byte address, which packed sub-byte elements
+ * that are not whole bytes are not (NumPy stores sub-byte types padded).
+ *   view  borrowed
+ *   what  the interface's name for the message ("__array_interface__")
+ * Returns STRIDED_OK; STRIDED_ERR_INVALID_ARGUMENT for a NULL view or
+ * what; STRIDED_ERR_UNSUPPORTED for a packed view ("__array_interface__: a
+ * view of packed float4_e2m1fn elements (4 bits each) has no array
+ * interface: ..."). */
+STRIDED_API strided_status strided_view_check_interface_export(const strided_view *view,
+                                                               const char *what);
 
 #ifdef __cplusplus
 }

@@ -227,6 +227,64 @@ STRIDED_API void strided_layout_offset_bounds(const strided_layout *layout, int6
 STRIDED_API strided_status strided_layout_required_size_in_bytes(const strided_layout *layout,
                                                                  int64_t *out);
 
+/* Packed elements. A layout of elements bits wide, bits not a multiple of
+ * 8 (DLPack's packed sub-byte types: 4-bit floats and ints, 6-bit floats,
+ * their pairs), puts element offset o at bit o * bits, little bit-endian:
+ * element o is (D >> (o * bits)) & mask of the memory D read as one
+ * little-endian integer. Its strides and slice offset count elements and
+ * its itemsize counts nothing (views give such layouts itemsize 1).
+ * g = 8 / gcd(bits, 8) consecutive elements fill whole bytes (2 of 4
+ * bits, 4 of 6 bits), so an element starts on a byte boundary when its
+ * offset is a multiple of g.
+ *
+ * The packed-layout rule: every element starts on a byte boundary except
+ * those after the first along one axis of stride 1 (the first axis of
+ * stride 1 and extent above 1), whose runs of elements start on one. So
+ * the slice offset and every other stride of an axis of extent above 1 are
+ * multiples of g, and an axis of stride -1, or a second axis of stride 1,
+ * is refused: such views would split a byte at their starts. Runs may end
+ * inside a byte: (3,5):(6,1) of 4-bit elements is valid and needs 9 bytes.
+ * An empty layout is always valid. See docs/subbyte.md. */
+
+/* g, the number of consecutive elements of bits bits that fill whole
+ * bytes: 8 / gcd(bits, 8) (2 for 4 bits, 4 for 6, 1 for a multiple of 8);
+ * 0 for bits <= 0. */
+STRIDED_API int strided_layout_packed_group(int bits);
+
+/* Check a layout of elements of bits bits against the packed-layout rule.
+ *   layout  borrowed
+ *   bits    1 to 524280; for a multiple of 8 every layout passes
+ * Returns STRIDED_OK; STRIDED_ERR_INVALID_ARGUMENT for a NULL layout, bits
+ * out of range, and the first element (by axis) that breaks the rule
+ * ("packed: element (1,0) of (3,5):(5,1), at element offset 5, starts
+ * inside a byte: by the packed-layout rule ..."); what
+ * strided_layout_validate returns for a layout that breaks the
+ * invariant. */
+STRIDED_API strided_status strided_layout_check_packed(const strided_layout *layout, int bits);
+
+/* The bytes the elements of a layout of elements of bits bits occupy,
+ * [*out_lo, *out_hi) counted from offset 0: from the byte of the lowest
+ * element's first bit to the byte of the highest element's last bit,
+ * included; (0, 0) for an empty layout. lo is floor(min_offset * bits / 8),
+ * which the rule makes exact, and hi ceil((max_offset + 1) * bits / 8).
+ * Returns what strided_layout_check_packed returns (checked first);
+ * STRIDED_ERR_INVALID_ARGUMENT for NULL outputs; STRIDED_ERR_OVERFLOW when
+ * a bit position does not fit in int64. */
+STRIDED_API strided_status strided_layout_packed_byte_bounds(const strided_layout *layout, int bits,
+                                                             int64_t *out_lo, int64_t *out_hi);
+
+/* strided_layout_required_size_in_bytes for elements of bits bits: the
+ * bytes from the unsliced base pointer that hold every element, the hi of
+ * strided_layout_packed_byte_bounds, or 0 for an empty layout; (3,5):(6,1)
+ * of 4-bit elements needs 9 bytes (its last element, offset 16, ends at
+ * bit 68).
+ * Returns what strided_layout_packed_byte_bounds returns, and
+ * STRIDED_ERR_INVALID_ARGUMENT for a layout that reaches a negative offset
+ * (cuda.core's "Allocation size for a layout that maps elements to
+ * negative memory offsets is ambiguous. ..."). */
+STRIDED_API strided_status strided_layout_required_size_in_bytes_packed(
+    const strided_layout *layout, int bits, int64_t *out);
+
 /* C-contiguous in NumPy's relaxed sense: extent-1 axes are ignored; an empty
  * layout and implicit strides are C-contiguous. layout must not be NULL. */
 STRIDED_API bool strided_layout_is_contiguous_c(const strided_layout *layout);

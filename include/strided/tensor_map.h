@@ -192,6 +192,8 @@ STRIDED_API int strided_tensor_map_data_type_size(strided_tensor_map_data_type t
  *   - "The tensor must be device-accessible";
  *   - "Global memory address must be 16-byte aligned, got address 0x1008"
  *     (32 bytes with INTERLEAVE_32B);
+ *   - a view of packed sub-byte elements that are not whole bytes
+ *     (strided_view_packed_bits): STRIDED_ERR_UNSUPPORTED;
  *   - the data type: options' data_type, or the view's dtype through
  *     strided_tensor_map_data_type_from_dtype (for a view without a DLPack
  *     type, by options' dtype_name; "Cannot infer TMA data type from the

@@ -16,6 +16,17 @@
  * byte). Every function that makes a view checks this, for owned and
  * wrapped buffers alike.
  *
+ * Sub-byte element types (strided/dtype.h) are padded or packed. A padded
+ * view (padded true) has 1-byte elements like any other. A packed view
+ * whose elements are whole bytes (float4_e2m1fn_x2) is too. A packed view
+ * whose elements are not (float4_e2m1fn, 4 bits; float6_e3m2fn, 6 bits;
+ * strided_view_packed_bits says how many) has a layout of itemsize 1 whose
+ * offsets count elements: element offset o lies at bit o * bits from the
+ * layout's offset 0, little bit-endian, the layout keeps the packed-layout
+ * rule of strided/layout.h, and its elements' bits lie inside the buffer.
+ * Element (0,...,0) then starts on a byte boundary: the pointer of a view
+ * is the byte where it starts. See docs/subbyte.md.
+ *
  * Ownership: a view holds one reference to its buffer. strided_view_release
  * drops it; a view struct copied by assignment shares that one reference, so
  * release exactly one of the copies (or take another reference with
@@ -63,6 +74,9 @@ typedef struct strided_view {
                                host memory bound to no device */
     bool device_accessible; /* whether a CUDA device can reach the memory */
     bool readonly;
+    bool padded; /* dtype is a sub-byte type stored one element
+                               per byte; false: packed (DLPack's default) or
+                               not a sub-byte type */
 } strided_view;
 
 /* The DLPack device a buffer's memory exports as: CUDA with the device id
@@ -92,6 +106,22 @@ STRIDED_API strided_status strided_view_from_buffer(strided_buffer *buffer,
                                                     const strided_dtype *dtype, bool readonly,
                                                     strided_view *out);
 
+/* strided_view_from_buffer with the form of a sub-byte dtype: padded true
+ * stores it one element per byte (ml_dtypes' arrays), false packed, as
+ * strided_view_from_buffer does; for other dtypes padded is not read.
+ * Returns what strided_view_from_buffer returns, and
+ * STRIDED_ERR_UNSUPPORTED for a padded sub-byte type of lanes 2; for a
+ * packed one of elements that are not whole bytes,
+ * STRIDED_ERR_INVALID_ARGUMENT for a layout of an itemsize other than 1
+ * ("view: a layout of packed float4_e2m1fn elements (4 bits each) has
+ * itemsize 1, ...") and for one that breaks the packed-layout rule (the
+ * message of strided_layout_check_packed); the buffer must hold the bytes
+ * the elements' bits lie in (strided_layout_packed_byte_bounds). */
+STRIDED_API strided_status strided_view_from_buffer_ex(strided_buffer *buffer,
+                                                       const strided_layout *layout,
+                                                       const strided_dtype *dtype, bool padded,
+                                                       bool readonly, strided_view *out);
+
 /* Make another view of the same buffer, with the same origin, read-only flag,
  * device, home_device and device_accessible: the new layout's offsets count
  * from the same place as the old one's. layout NULL keeps the view's layout; dtype NULL keeps its dtype (if
@@ -106,6 +136,52 @@ STRIDED_API strided_status strided_view_from_buffer(strided_buffer *buffer,
  * view. */
 STRIDED_API strided_status strided_view_view(const strided_view *view, const strided_layout *layout,
                                              const strided_dtype *dtype, strided_view *out);
+
+/* strided_view_view with the form of a new sub-byte dtype: padded as in
+ * strided_view_from_buffer_ex. With dtype NULL, padded is not read: the
+ * view's dtype keeps its form (where the itemsize stays). A view of packed
+ * elements that are not whole bytes is checked as
+ * strided_view_from_buffer_ex says.
+ * Returns what strided_view_view returns, and the refusals of
+ * strided_view_from_buffer_ex for sub-byte types. */
+STRIDED_API strided_status strided_view_view_ex(const strided_view *view,
+                                                const strided_layout *layout,
+                                                const strided_dtype *dtype, bool padded,
+                                                strided_view *out);
+
+/* The bits of one element of a packed view whose elements are not whole
+ * bytes (4 for float4_e2m1fn, 6 for the float6 types, 12 for their pairs,
+ * 1, 2 or 4 for the sub-byte ints), or 0 for every other view (padded,
+ * whole bytes, no dtype). view must not be NULL. */
+STRIDED_API int strided_view_packed_bits(const strided_view *view);
+
+/* The same memory as a view of the same packed sub-byte type in other
+ * lanes: PyTorch's float4_e2m1fn_x2 (lanes 2, one byte a pair, shape and
+ * strides counting pairs) and DLPack's float4_e2m1fn (lanes 1, 4 bits an
+ * element) spell one tensor two ways, and this converts exactly:
+ *   lanes 2 -> 1  every stride and the offset double; when the last axis
+ *                 has stride 1 (or extent 1) its extent doubles, (4,3):(3,1)
+ *                 becoming (4,6):(6,1); otherwise the pairs spread along a
+ *                 new last axis of extent 2 and stride 1, (3,4):(1,3)
+ *                 becoming (3,4,2):(2,6,1)
+ *   lanes 1 -> 2  the reverse of the first form: the last axis needs
+ *                 stride 1 and an even extent, the other axes of extent
+ *                 above 1 even strides, and the offset must be even
+ * The same lanes give another view of the same layout.
+ *   view   borrowed
+ *   lanes  1 or 2
+ *   out    out-parameter: a new view with its own buffer reference
+ *          (written on success only)
+ * Returns STRIDED_ERR_INVALID_ARGUMENT for NULL arguments, a released view,
+ * a view that is not of a packed sub-byte type ("relane: only a view of a
+ * packed sub-byte type changes its lanes, ..."), lanes other than 1 or 2, a
+ * layout whose elements do not pair up ("relane: (3,5):(6,1) cannot be seen
+ * as pairs (lanes 2): ..."), and a lanes-1 view that would need a 65th
+ * axis; STRIDED_ERR_OVERFLOW; and for a lanes-1 result the refusals of
+ * strided_view_view_ex (the packed-layout rule: pairs of 6-bit elements
+ * whose odd strides would start elements inside a byte). */
+STRIDED_API strided_status strided_view_relane(const strided_view *view, int lanes,
+                                               strided_view *out);
 
 /* Check that elements of itemsize bytes fit a layout: the rule every view
  * maker applies to a dtype, for callers whose element type has no DLPack
@@ -392,7 +468,9 @@ STRIDED_API strided_status strided_view_export_dl_tensor(const strided_view *vie
                                                          strided_dl_tensor *out);
 
 /* Make a managed tensor of new memory for a DLPack prototype: the tensor
- * is dense in C order (strides explicit when ndim > 0), of the prototype's
+ * is dense in C order (strides explicit when ndim > 0; for a packed
+ * sub-byte dtype whose elements are not whole bytes, rows rounded up to
+ * whole bytes, as the packed-layout rule asks), of the prototype's
  * dtype, ndim and shape, version 1.3, flags 0, and its memory is of the
  * kind the prototype's device names: host memory aligned to 256 bytes for
  * CPU, device memory from the device's current memory pool for CUDA

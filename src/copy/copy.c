@@ -15,6 +15,7 @@
 #include "copy/host.h"
 #include "copy/launch.h"
 #include "copy/plan.h"
+#include "copy/subbyte.h"
 #include "copy/transfer.h"
 #include "cuda/driver.h"
 #include "memory/memory.h"
@@ -155,6 +156,11 @@ static strided_status check_views(const char *op, const strided_view *dst, const
     if (dst->readonly)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "The destination view is read-only.");
+    if ((strided_view_packed_bits(dst) > 0 || strided_view_packed_bits(src) > 0) &&
+        (!dst->has_dtype || !src->has_dtype))
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "a copy of packed sub-byte elements needs the dtype of both views "
+                             "(the other view's elements would be read as bytes)");
     if (dst->has_dtype && src->has_dtype && !strided_dtype_equal(dst->dtype, src->dtype)) {
         char a[64], b[64];
         strided_dtype_format(dst->dtype, a, sizeof a);
@@ -187,6 +193,7 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
     strided_memory_info si = strided_buffer_memory_info(src->buffer);
     bool no_stream = (flags & STRIDED_COPY_NO_STREAM) != 0;
 
+    bool subbyte = strided__copy_is_subbyte(dst, src);
     if (di.host_accessible && si.host_accessible) {
         /* On the host, after what the stream holds. A process without a
          * driver has queued nothing. */
@@ -200,6 +207,8 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
             if (status != STRIDED_OK)
                 return status;
         }
+        if (subbyte)
+            return strided__copy_subbyte_host(op, &plan, dst, src);
         return copy_host_planned(&plan, strided_view_ptr(dst), &dst->layout, strided_view_ptr(src),
                                  &src->layout, 0, temporaries ? temporaries->host : NULL, stream);
     }
@@ -234,8 +243,19 @@ strided_status strided_view_copy_ex(const strided_view *dst, const strided_view 
     if (blocking && (status = strided__refuse_in_capture(op, cu, stream, device, "a blocking copy",
                                                          WAIT_HINT)) != STRIDED_OK)
         return status;
-    status = dst_host || src_host ? strided__copy_transfer(&job)
-                                  : strided__copy_between_devices(&job);
+    if (subbyte && (dst_host || src_host) &&
+        (status = strided__refuse_in_capture(op, cu, stream, device,
+                                             "a copy of sub-byte elements between host and "
+                                             "device memory",
+                                             "copy outside the capture")) != STRIDED_OK)
+        return status;
+    if (subbyte && (dst_host || src_host))
+        status = strided__copy_subbyte_transfer(op, &job, dst_host);
+    else if (subbyte)
+        status = strided__copy_subbyte_device(op, &job);
+    else
+        status = dst_host || src_host ? strided__copy_transfer(&job)
+                                      : strided__copy_between_devices(&job);
     if (status == STRIDED_OK && blocking)
         status = wait_stream(op, cu, stream, device);
     return status;

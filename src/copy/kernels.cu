@@ -34,6 +34,12 @@
  *                         span the short axis whole (strided_copy_thin_tile),
  *                         read in the source's order and written in the
  *                         destination's, both coalesced
+ *   subbyte               sub-byte elements (packed, or padded on one
+ *                         side) by their bits: a group of destination
+ *                         elements that fills whole bytes per work item,
+ *                         chunks of a row per block, or for transposes
+ *                         tiles of 64 x 64 elements through shared memory
+ *                         (strided_copy_subbyte_args)
  *   transpose_Sp_iN       1- and 2-byte elements as 32-bit words: each
  *                         thread transposes 4x4 bytes or 2x2 halfwords in
  *                         registers with __byte_perm, and the word tile in
@@ -526,6 +532,138 @@ template <class T, class Args> __device__ __forceinline__ void transpose_thin(co
     }
 }
 
+/* The value of width bits (at most 32) at bit position bit of base,
+ * little bit-endian; reads only the bytes those bits lie in. Negative
+ * positions count back from base (an arithmetic shift is a floor). */
+__device__ __forceinline__ uint32_t get_bits(const uint8_t *base, int64_t bit, int width)
+{
+    const uint8_t *p = base + (bit >> 3);
+    const int shift = (int)(bit & 7), bytes = (shift + width + 7) >> 3;
+    uint64_t word = 0;
+    for (int k = 0; k < bytes; k++)
+        word |= (uint64_t)__ldg(p + k) << (8 * k);
+    return (uint32_t)((word >> shift) & ((UINT64_C(1) << width) - 1));
+}
+
+/* Write value into width bits (at most 32) at bit position bit of base,
+ * keeping the other bits of the bytes it touches. The caller owns those
+ * bytes: no other thread writes them. */
+__device__ __forceinline__ void put_bits(uint8_t *base, int64_t bit, int width, uint32_t value)
+{
+    uint8_t *p = base + (bit >> 3);
+    const int shift = (int)(bit & 7), bytes = (shift + width + 7) >> 3;
+    const uint64_t mask = ((UINT64_C(1) << width) - 1) << shift, bits = (uint64_t)value << shift;
+    for (int k = 0; k < bytes; k++) {
+        const uint8_t m = (uint8_t)(mask >> (8 * k));
+        p[k] = m == 0xff ? (uint8_t)(bits >> (8 * k))
+                         : (uint8_t)((p[k] & ~m) | ((bits >> (8 * k)) & m));
+    }
+}
+
+/* Sub-byte elements, a group of destination elements per work item (see
+ * strided_copy_subbyte_args): the group's values are read one by one and
+ * written together, whole bytes at once, where the destination is packed
+ * along axis 0; element by element otherwise. A block takes a chunk of a
+ * row, whose offsets it unravels once; neighbouring threads take
+ * neighbouring items, so that their accesses coalesce. */
+__device__ void subbyte(const strided_copy_subbyte_args &a)
+{
+    const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
+    uint8_t *dst = reinterpret_cast<uint8_t *>(a.dst);
+    constexpr int64_t CHUNK = (int64_t)THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
+    for (int64_t c = blockIdx.x; c < a.count; c += gridDim.x) {
+        int64_t rest = c / a.chunks;
+        const int64_t first = (c - rest * a.chunks) * CHUNK;
+        int64_t d = 0, s = 0;
+        for (int k = 1; k < a.ndim; k++) {
+            const int64_t q = rest / a.extent[k], j = rest - q * a.extent[k];
+            d += j * a.dst_stride[k];
+            s += j * a.src_stride[k];
+            rest = q;
+        }
+#pragma unroll
+        for (int u = 0; u < STRIDED_COPY_SUBBYTE_UNROLL; u++) {
+            const int64_t g = first + u * THREADS + threadIdx.x;
+            if (g >= a.extent[0])
+                break;
+            const int64_t j0 = g * a.group;
+            const int64_t dj = d + j0 * a.dst_stride[0], sj = s + j0 * a.src_stride[0];
+            if (a.group == 1) {
+                put_bits(dst, a.dst_bit + dj * a.dst_step, a.dst_width,
+                         get_bits(src, a.src_bit + sj * a.src_step, a.width));
+                continue;
+            }
+            const int n = a.n0 - j0 < a.group ? (int)(a.n0 - j0) : a.group;
+            uint32_t acc = 0;
+            for (int t = 0; t < n; t++)
+                acc |= get_bits(src, a.src_bit + (sj + t * a.src_stride[0]) * a.src_step, a.width)
+                       << (t * a.width);
+            put_bits(dst, a.dst_bit + dj * a.dst_step, n * a.width, acc);
+        }
+    }
+}
+
+/* Sub-byte transposes (tile_axis >= 1): a tile of TILE x TILE elements at
+ * a time, its values read along the source's run (axis tile_axis, stride
+ * 1: neighbouring threads read neighbouring elements) into shared memory,
+ * then written in groups along the destination's (axis 0), neighbouring
+ * threads writing neighbouring groups. Tiles start at multiples of TILE,
+ * a multiple of every group, so a group never spans two tiles. */
+__device__ void subbyte_tiles(const strided_copy_subbyte_args &a)
+{
+    constexpr int TILE = STRIDED_COPY_SUBBYTE_TILE;
+    __shared__ uint16_t sm[TILE][TILE + 1]; /* [along b][along a] */
+    const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
+    uint8_t *dst = reinterpret_cast<uint8_t *>(a.dst);
+    const int ka = a.tile_axis;
+    const int64_t na = a.extent[ka], nb = a.n0;
+    const int per_row = TILE / a.group;
+    for (int64_t t = blockIdx.x; t < a.count; t += gridDim.x) {
+        int64_t rest = t / a.tiles_b;
+        const int64_t b0 = (t - rest * a.tiles_b) * TILE;
+        int64_t q = rest / a.tiles_a;
+        const int64_t a0 = (rest - q * a.tiles_a) * TILE;
+        rest = q;
+        int64_t d = 0, s = 0;
+        for (int k = 1; k < a.ndim; k++) {
+            if (k == ka)
+                continue;
+            q = rest / a.extent[k];
+            const int64_t j = rest - q * a.extent[k];
+            d += j * a.dst_stride[k];
+            s += j * a.src_stride[k];
+            rest = q;
+        }
+        for (int e = threadIdx.x; e < TILE * TILE; e += THREADS) {
+            const int ia = e % TILE, ib = e / TILE;
+            if (a0 + ia < na && b0 + ib < nb)
+                sm[ib][ia] = (uint16_t)get_bits(src,
+                                                a.src_bit + (s + (a0 + ia) * a.src_stride[ka] +
+                                                             (b0 + ib) * a.src_stride[0]) *
+                                                                a.src_step,
+                                                a.width);
+        }
+        __syncthreads();
+        for (int e = threadIdx.x; e < TILE * per_row; e += THREADS) {
+            const int gb = e % per_row, ia = e / per_row;
+            const int64_t jb = b0 + (int64_t)gb * a.group;
+            if (a0 + ia >= na || jb >= nb)
+                continue;
+            const int64_t dj = d + (a0 + ia) * a.dst_stride[ka] + jb;
+            if (a.group == 1) {
+                put_bits(dst, a.dst_bit + dj * a.dst_step, a.dst_width, sm[gb][ia]);
+                continue;
+            }
+            const int n = nb - jb < a.group ? (int)(nb - jb) : a.group;
+            uint32_t acc = 0;
+            for (int u = 0; u < n; u++)
+                acc |= (uint32_t)sm[gb * a.group + u][ia] << (u * a.width);
+            put_bits(dst, a.dst_bit + dj * a.dst_step, n * a.width, acc);
+        }
+        __syncthreads();
+    }
+}
+
 /* Narrow transposes of 1- and 2-byte elements, between interleaved
  * records of F fields (F = 2, 3 or 4: AoS, NHWC pixels) and F planes (SoA,
  * NCHW): each thread moves E = 4 / sizeof(T) consecutive records whole, as
@@ -701,3 +839,11 @@ TRANSPOSE(1, true, transpose_1p)
 TRANSPOSE(2, true, transpose_2p)
 NARROWS(1)
 NARROWS(2)
+
+KERNEL(subbyte, strided_copy_subbyte_args)
+{
+    if (a.tile_axis > 0)
+        subbyte_tiles(a);
+    else
+        subbyte(a);
+}

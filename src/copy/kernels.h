@@ -124,6 +124,44 @@ _Static_assert(sizeof(strided_copy_args64_64) <= 4096,
                "kernel arguments must fit the 4 KiB every driver accepts");
 #endif
 
+/* The arguments of the sub-byte kernel (subbyte): copies of packed
+ * sub-byte elements, and conversions between packed and padded ones, one
+ * value of width bits at a time. Bit b of a side is bit b % 8 of byte
+ * b / 8 from its address (little bit-endian); element offset o of the plan
+ * lies at bit *_bit + o * *_step (step: the element's bits when packed, 8
+ * when padded, whose values sit in the low bits of their bytes). The ndim
+ * axes (extent, dst_stride, src_stride in elements) are innermost first.
+ * A work item takes group consecutive elements along axis 0 (of n0), so
+ * extent[0] counts groups: a packed destination whose axis 0 has stride 1
+ * gets groups that fill whole bytes, every other destination one element a
+ * work item. No two work items write bits of one byte (the packed-layout
+ * rule), so each writes its bytes as read-modify-write without atomics.
+ * Destination elements are written dst_width bits wide: width, or 8 for a
+ * padded destination (its high bits 0). A row (an index of axes 1..) is cut
+ * into chunks of STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_UNROLL work
+ * items, chunks to a row, count chunks in all; a block takes a chunk,
+ * unravels its row once, and thread t its items t, t + THREADS, ...
+ *
+ * Transposes (tile_axis >= 1: the source runs with stride 1 along that
+ * axis, the destination along axis 0) go by tiles of
+ * STRIDED_COPY_SUBBYTE_TILE x STRIDED_COPY_SUBBYTE_TILE elements instead:
+ * the values are read along the source's run into shared memory, and
+ * written as groups along the destination's; tiles_a tiles along
+ * tile_axis, tiles_b along axis 0 (n0 elements), count tiles in all with
+ * the other axes. */
+#define STRIDED_COPY_SUBBYTE_UNROLL 8
+#define STRIDED_COPY_SUBBYTE_TILE 64
+
+typedef struct strided_copy_subbyte_args {
+    uint64_t dst, src;
+    int64_t dst_bit, src_bit;
+    int64_t count, chunks, n0, tiles_a, tiles_b;
+    int32_t width, dst_width, dst_step, src_step, group, ndim, tile_axis, unused;
+    int64_t extent[STRIDED_COPY_MANY_DIMS];
+    int64_t dst_stride[STRIDED_COPY_MANY_DIMS];
+    int64_t src_stride[STRIDED_COPY_MANY_DIMS];
+} strided_copy_subbyte_args;
+
 /* Thin transposes: tiles that span the whole of a short axis (extent at
  * most STRIDED_COPY_THIN) and as much of the other as fills
  * STRIDED_COPY_THIN_BYTES of shared memory, such as (n, 3) <-> (3, n)

@@ -64,6 +64,17 @@
 
 #ifndef STRIDED_HAVE_KERNELS
 
+/* A device copy of plan p in a library without kernels. */
+static strided_status without_kernels(const strided_copy_plan *p)
+{
+    assert(p != NULL);
+    if (p->volume == 0)
+        return STRIDED_OK;
+    return strided__fail(STRIDED_ERR_UNSUPPORTED, OP,
+                         "this libstrided was built without its CUDA kernels "
+                         "(no nvcc)");
+}
+
 strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t dst, uintptr_t src,
                                         void *stream, int device)
 {
@@ -71,12 +82,17 @@ strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t ds
     (void)src;
     (void)stream;
     (void)device;
-    assert(p != NULL);
-    if (p->volume == 0)
-        return STRIDED_OK;
-    return strided__fail(STRIDED_ERR_UNSUPPORTED, OP,
-                         "this libstrided was built without its CUDA kernels "
-                         "(no nvcc)");
+    return without_kernels(p);
+}
+
+strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,
+                                                const strided__subbyte_sides *sides, void *stream,
+                                                int device)
+{
+    (void)sides;
+    (void)stream;
+    (void)device;
+    return without_kernels(p);
 }
 
 #else
@@ -109,7 +125,8 @@ enum {
     K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4, /* + 2 unit + wide */
     K_NARROW = K_TRANSPOSE_THIN +
                10, /* + 12 unit (1, 2 bytes) + 4 (fields - 2) + 2 records + wide */
-    K_COUNT = K_NARROW + 24,
+    K_SUBBYTE = K_NARROW + 24,
+    K_COUNT = K_SUBBYTE + 1,
     K_MEMCPY = -1 /* not a kernel: cuMemcpyAsync */
 };
 
@@ -155,6 +172,7 @@ static const char *const kernel_names[] = {
     WIDTHS("strided_copy_transpose_thin_16"),
     NARROWS("1"),
     NARROWS("2"),
+    "strided_copy_subbyte",
 };
 _Static_assert(sizeof kernel_names / sizeof kernel_names[0] == K_COUNT, "one name per kernel");
 
@@ -802,32 +820,65 @@ static strided_status run(const strided__driver *cu, const device_kernels *k, co
                                                      (CUstream)stream, params, NULL));
 }
 
-strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t dst, uintptr_t src,
-                                        void *stream, int device)
+/* Launch on device, in its primary context with its kernels loaded: the
+ * launch l, or the sub-byte kernel with arguments sub and work chunks when
+ * sub is not NULL. */
+static strided_status launch_on(int device, const launch *l, strided_copy_subbyte_args *sub,
+                                int64_t work, void *stream)
 {
     const strided__driver *cu;
     const device_kernels *k = NULL;
     strided__context_scope scope;
-    launch l;
-    strided_status status;
-
-    assert(p != NULL);
-    if (p->volume == 0)
-        return STRIDED_OK;
-    status = describe(p, (uint64_t)dst, (uint64_t)src, &l);
-    if (status != STRIDED_OK)
-        return status;
-    status = strided__cuda(OP, &cu);
+    strided_status status = strided__cuda(OP, &cu);
     if (status != STRIDED_OK)
         return status;
     status = strided__context_enter(OP, cu, device, &scope);
     if (status != STRIDED_OK)
         return status;
     status = kernels_of(cu, device, &k);
-    if (status == STRIDED_OK)
-        status = run(cu, k, &l, stream);
+    if (status == STRIDED_OK && sub == NULL)
+        status = run(cu, k, l, stream);
+    if (status == STRIDED_OK && sub != NULL) {
+        /* A block a chunk. */
+        void *params[1] = {sub};
+        int64_t blocks = work, most = (int64_t)k->sm_count * BLOCKS_PER_SM;
+        blocks = blocks > most ? most : blocks < 1 ? 1 : blocks;
+        status = STRIDED_CUDA_CHECK(OP, cu->cuLaunchKernel(k->fn[K_SUBBYTE], (unsigned int)blocks,
+                                                           1, 1, STRIDED_COPY_THREADS, 1, 1, 0,
+                                                           (CUstream)stream, params, NULL));
+    }
     strided__context_leave(cu, &scope);
     return status;
+}
+
+strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t dst, uintptr_t src,
+                                        void *stream, int device)
+{
+    launch l;
+
+    assert(p != NULL);
+    if (p->volume == 0)
+        return STRIDED_OK;
+    strided_status status = describe(p, (uint64_t)dst, (uint64_t)src, &l);
+    if (status != STRIDED_OK)
+        return status;
+    return launch_on(device, &l, NULL, 0, stream);
+}
+
+strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,
+                                                const strided__subbyte_sides *sides, void *stream,
+                                                int device)
+{
+    strided_copy_subbyte_args a;
+    int64_t work = 0;
+
+    assert(p != NULL && sides != NULL);
+    if (p->volume == 0)
+        return STRIDED_OK;
+    strided_status status = strided__copy_subbyte_args(p, sides, &a, &work);
+    if (status != STRIDED_OK)
+        return status;
+    return launch_on(device, NULL, &a, work, stream);
 }
 
 #endif
@@ -890,4 +941,63 @@ void strided__copy_temp_free(strided__copy_temp *t)
     }
     t->ptr = 0;
     t->buffer = NULL;
+}
+
+strided_status strided__copy_subbyte_args(const strided_copy_plan *p,
+                                          const strided__subbyte_sides *sd,
+                                          strided_copy_subbyte_args *a, int64_t *work)
+{
+    memset(a, 0, sizeof *a);
+    a->dst = (uint64_t)sd->dst;
+    a->src = (uint64_t)sd->src;
+    a->width = sd->width;
+    a->dst_width = sd->dst_padded ? 8 : sd->width;
+    a->dst_step = sd->dst_step;
+    a->src_step = sd->src_step;
+    if (strided__mul_overflow(p->dst_offset, sd->dst_step, &a->dst_bit) ||
+        strided__mul_overflow(p->src_offset, sd->src_step, &a->src_bit))
+        return strided__fail(STRIDED_ERR_OVERFLOW, OP,
+                             "the bit positions of the copy's elements overflow int64");
+    int n = 0;
+    for (int k = p->ndim - 1; k >= 0; k--) {
+        if (p->shape[k] == 1)
+            continue;
+        a->extent[n] = p->shape[k];
+        a->dst_stride[n] = p->dst_strides[k];
+        a->src_stride[n] = p->src_strides[k];
+        n++;
+    }
+    if (n == 0) {
+        a->extent[0] = 1;
+        n = 1;
+    }
+    a->ndim = n;
+    a->n0 = a->extent[0];
+    /* A packed destination run along axis 0: groups that fill whole
+     * bytes, so that no two work items share a byte. */
+    a->group = 1;
+    if (!sd->dst_padded && sd->dst_step % 8 != 0 && a->dst_stride[0] == 1)
+        a->group = strided_layout_packed_group(sd->dst_step);
+    a->extent[0] = a->n0 / a->group + (a->n0 % a->group != 0);
+    const int64_t chunk = (int64_t)STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
+    a->chunks = a->extent[0] / chunk + (a->extent[0] % chunk != 0);
+    int64_t rows = 1;
+    for (int k = 1; k < n; k++)
+        rows *= a->extent[k];    /* at most the plan's volume */
+    a->count = rows * a->chunks; /* at most the work items */
+    /* A transpose: the destination runs along axis 0, the source along
+     * another axis. Tiles of both, through shared memory. */
+    a->tile_axis = -1;
+    for (int k = 1; k < n && a->dst_stride[0] == 1 && a->n0 > 1; k++)
+        if (a->src_stride[k] == 1 && a->tile_axis < 0)
+            a->tile_axis = k;
+    if (a->tile_axis > 0) {
+        const int64_t tile = STRIDED_COPY_SUBBYTE_TILE, na = a->extent[a->tile_axis];
+        a->tiles_a = na / tile + (na % tile != 0);
+        a->tiles_b = a->n0 / tile + (a->n0 % tile != 0);
+        /* tiles_a * tiles_b * the other rows: at most 2 * the volume. */
+        a->count = rows / na * a->tiles_a * a->tiles_b;
+    }
+    *work = a->count;
+    return STRIDED_OK;
 }

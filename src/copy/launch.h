@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "copy/kernels.h"
 #include "strided/buffer.h"
 #include "strided/copy.h"
 #include "strided/resource.h"
@@ -24,6 +25,38 @@
  * (no nvcc), STRIDED_ERR_CUDA for a failing driver call. */
 strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t dst, uintptr_t src,
                                         void *stream, int device);
+
+/* The two sides of a sub-byte copy on a device (copy/subbyte.c): the
+ * device addresses of the bytes where each view's element 0 starts, the
+ * bits between consecutive element offsets of each (the element's bits
+ * when packed, 8 when padded or whole bytes), the bits of a value, and
+ * whether the destination is padded (its high bits written 0). */
+typedef struct strided__subbyte_sides {
+    uintptr_t dst, src;
+    int dst_step, src_step, width;
+    bool dst_padded;
+} strided__subbyte_sides;
+
+/* The arguments of the sub-byte kernel for plan p (volume > 0), which the
+ * host runs too (copy/subbyte.c): the plan's axes innermost first, extent-1
+ * axes dropped, axis 0 counted in groups of destination elements (those
+ * that fill whole bytes along a packed destination's run of stride 1, else
+ * one), in chunks of a block's items; *work is the number of chunks (the
+ * rows times the chunks of a row). Returns
+ * STRIDED_ERR_OVERFLOW when a bit position of the plan's element 0 does not
+ * fit in int64. */
+strided_status strided__copy_subbyte_args(const strided_copy_plan *p,
+                                          const strided__subbyte_sides *sides,
+                                          strided_copy_subbyte_args *out, int64_t *work);
+
+/* Run plan p (element strides and offsets, any itemsize) as a sub-byte
+ * copy on device (the kernel subbyte of copy/kernels.cu), queued on
+ * stream. The destination must keep the packed-layout rule, and the two
+ * sides' bytes must not overlap. Returns as strided__copy_device_run, and
+ * STRIDED_ERR_OVERFLOW for bit positions beyond int64. */
+strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,
+                                                const strided__subbyte_sides *sides, void *stream,
+                                                int device);
 
 /* Run plan q on device, queued on stream; dst0 and src0 are the device
  * addresses of the element 0 of the layouts q was made from (q's offsets

@@ -37,9 +37,13 @@ static void release_legacy(void *context, void *ptr, size_t size)
  * release(context, ...) when its last reference goes. On failure nothing is
  * owned and release is not called: the caller releases. strides_required:
  * NULL strides with ndim > 0 are refused (DLPack 1.2 and later); otherwise
- * they mean C order. */
+ * they mean C order. padded: the versioned flag
+ * STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED (a sub-byte type one element
+ * per byte); without it sub-byte types are packed, and a packed type whose
+ * elements are not whole bytes gets a layout of itemsize 1 whose offsets
+ * count elements, checked by the packed-layout rule. */
 static strided_status import_dl_tensor(const char *op, const strided_dl_tensor *t,
-                                       bool strides_required, bool readonly,
+                                       bool strides_required, bool readonly, bool padded,
                                        const strided_dlpack_request *request,
                                        strided_release_fn release, void *context, strided_view *out)
 {
@@ -65,9 +69,11 @@ static strided_status import_dl_tensor(const char *op, const strided_dl_tensor *
         if (t->shape[i] == 0)
             empty = true;
     }
-    int itemsize = 0;
-    if (strided_dtype_itemsize(t->dtype, &itemsize) != STRIDED_OK)
+    int bits = 0;
+    padded = padded && strided_dtype_is_subbyte(t->dtype);
+    if (strided_dtype_element_bits(t->dtype, padded, &bits) != STRIDED_OK)
         return strided__refail(STRIDED_ERR_UNSUPPORTED, op, "");
+    int itemsize = bits % 8 == 0 ? bits / 8 : 1;
 
     strided_device device = t->device;
     if (device.device_type != STRIDED_DEVICE_CPU && device.device_type != STRIDED_DEVICE_CUDA &&
@@ -137,7 +143,7 @@ static strided_status import_dl_tensor(const char *op, const strided_dl_tensor *
     /* Into out directly (written on success only): a view is over 1 KB,
      * and this is the hot path of every import. */
     status = strided__view_wrap_made(op, (void *)(data + (uintptr_t)byte_offset), &layout,
-                                     &t->dtype, readonly, &device, release, context, out);
+                                     &t->dtype, padded, readonly, &device, release, context, out);
     if (status != STRIDED_OK)
         return status;
     /* The driver classified CUDA host and managed memory; the device the
@@ -158,7 +164,7 @@ static strided_status import_tensor(const char *op, void *managed, bool versione
 {
     if (!versioned)
         return import_dl_tensor(op, &((strided_dl_managed_tensor *)managed)->dl_tensor, false,
-                                false, request, release_legacy, managed, out);
+                                false, false, request, release_legacy, managed, out);
     strided_dl_managed_tensor_versioned *m = managed;
     /* DLPack: with another major version no other field may be read. */
     if (m->version.major != STRIDED_DLPACK_MAJOR_VERSION)
@@ -167,7 +173,8 @@ static strided_status import_tensor(const char *op, void *managed, bool versione
                              "(only 1 is supported)",
                              (unsigned long)m->version.major);
     return import_dl_tensor(op, &m->dl_tensor, m->version.minor >= 2,
-                            (m->flags & STRIDED_DLPACK_FLAG_READ_ONLY) != 0, request,
+                            (m->flags & STRIDED_DLPACK_FLAG_READ_ONLY) != 0,
+                            (m->flags & STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED) != 0, request,
                             release_versioned, managed, out);
 }
 
@@ -181,7 +188,8 @@ strided_status strided_view_import_dl_tensor(const strided_dl_tensor *tensor, bo
     if (tensor == NULL || out == NULL)
         status = strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "tensor and out are required");
     else
-        status = import_dl_tensor(op, tensor, false, readonly, request, release, context, out);
+        status = import_dl_tensor(op, tensor, false, readonly, false, request, release, context,
+                                  out);
     if (status != STRIDED_OK && release != NULL)
         release(context, NULL, 0);
     return status;
@@ -307,6 +315,22 @@ static strided_status check_exportable(const char *op, const strided_view *view,
     return STRIDED_OK;
 }
 
+/* Check that a legacy tensor, which has no flags, can say what the view
+ * holds: sub-byte elements read as packed there, so padded ones cannot. */
+static strided_status check_legacy(const char *op, const strided_view *view)
+{
+    if (view->padded) {
+        char name[32];
+        strided_dtype_format(view->dtype, name, sizeof name);
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "a view of padded %s elements needs a versioned DLPack tensor "
+                             "(the flag IS_SUBBYTE_TYPE_PADDED): an unversioned one has no flags, "
+                             "and its sub-byte elements read as packed",
+                             name);
+    }
+    return STRIDED_OK;
+}
+
 /* Fill a DLTensor from a view, with shape and strides stored in dims
  * (2 * ndim entries).
  * Assumes: the view passed check_exportable and its layout keeps the
@@ -338,6 +362,8 @@ static strided_status export_tensor(const char *op, const strided_view *view, bo
                                     void **out)
 {
     strided_status status = check_exportable(op, view, out);
+    if (status == STRIDED_OK && !versioned)
+        status = check_legacy(op, view);
     if (status != STRIDED_OK)
         return status;
     size_t ndim = (size_t)view->layout.ndim;
@@ -353,7 +379,8 @@ static strided_status export_tensor(const char *op, const strided_view *view, bo
         m->version.minor = STRIDED_DLPACK_MINOR_VERSION;
         m->manager_ctx = held;
         m->deleter = delete_versioned;
-        m->flags = view->readonly ? STRIDED_DLPACK_FLAG_READ_ONLY : 0;
+        m->flags = (view->readonly ? STRIDED_DLPACK_FLAG_READ_ONLY : 0) |
+                   (view->padded ? STRIDED_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED : 0);
         fill_tensor(view, v->dims, &m->dl_tensor);
     } else {
         exported_legacy *l = e;

@@ -61,17 +61,34 @@ static int supported_itemsize(strided_dtype d)
     }
 }
 
-strided_status strided_dtype_itemsize(strided_dtype dtype, int *out)
+/* The name of a sub-byte type's lane (code and bits: int1, int2, int4,
+ * their unsigned forms, float4_e2m1fn and the two float6 types, the bits
+ * DLPack and ml_dtypes give them), or NULL for any other code and bits.
+ * Lanes are not looked at. */
+static const char *subbyte_name(strided_dtype d)
 {
-    const char *op = "dtype_itemsize";
-    if (out == NULL)
-        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
-    int size = supported_itemsize(dtype);
-    if (size > 0) {
-        *out = size;
-        return STRIDED_OK;
+    switch (d.code) {
+    case STRIDED_DTYPE_INT:
+        return d.bits == 1 ? "int1" : d.bits == 2 ? "int2" : d.bits == 4 ? "int4" : NULL;
+    case STRIDED_DTYPE_UINT:
+        return d.bits == 1 ? "uint1" : d.bits == 2 ? "uint2" : d.bits == 4 ? "uint4" : NULL;
+    case STRIDED_DTYPE_FLOAT4_E2M1FN: return d.bits == 4 ? "float4_e2m1fn" : NULL;
+    case STRIDED_DTYPE_FLOAT6_E2M3FN: return d.bits == 6 ? "float6_e2m3fn" : NULL;
+    case STRIDED_DTYPE_FLOAT6_E3M2FN: return d.bits == 6 ? "float6_e3m2fn" : NULL;
+    default: return NULL;
     }
-    /* Say why, most specific reason first. */
+}
+
+bool strided_dtype_is_subbyte(strided_dtype dtype)
+{
+    return subbyte_name(dtype) != NULL && (dtype.lanes == 1 || dtype.lanes == 2);
+}
+
+/* Say why dtype is not a type strided takes, most specific reason first,
+ * under op. Assumes: it is not (supported_itemsize is 0, and it is not a
+ * sub-byte type). */
+static strided_status refuse(const char *op, strided_dtype dtype)
+{
     if (dtype.lanes != 1)
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
                              "vector dtypes (lanes=%u) are not supported", (unsigned)dtype.lanes);
@@ -80,12 +97,13 @@ strided_status strided_dtype_itemsize(strided_dtype dtype, int *out)
     case STRIDED_DTYPE_FLOAT6_E3M2FN:
     case STRIDED_DTYPE_FLOAT4_E2M1FN:
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
-                             "%s (%u bits) is not byte-addressable: "
-                             "sub-byte types are not supported",
+                             "%s has %u bits, DLPack gives it %d: padded or packed, an element "
+                             "is declared with its own bits",
                              dtype.code == STRIDED_DTYPE_FLOAT6_E2M3FN   ? "float6_e2m3fn"
                              : dtype.code == STRIDED_DTYPE_FLOAT6_E3M2FN ? "float6_e3m2fn"
                                                                          : "float4_e2m1fn",
-                             (unsigned)dtype.bits);
+                             (unsigned)dtype.bits,
+                             dtype.code == STRIDED_DTYPE_FLOAT4_E2M1FN ? 4 : 6);
     case STRIDED_DTYPE_OPAQUE_HANDLE:
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
                              "opaque handles (dtype code 3, bits=%u) are not "
@@ -114,11 +132,66 @@ strided_status strided_dtype_itemsize(strided_dtype dtype, int *out)
                          (unsigned)dtype.bits);
 }
 
+strided_status strided_dtype_itemsize(strided_dtype dtype, int *out)
+{
+    const char *op = "dtype_itemsize";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    int size = supported_itemsize(dtype);
+    if (size == 0 && strided_dtype_is_subbyte(dtype)) {
+        /* Packed lanes that fill whole bytes (PyTorch's float4_e2m1fn_x2:
+         * two 4-bit lanes, one byte) are byte elements like any other. */
+        int bits = dtype.bits * dtype.lanes;
+        if (bits % 8 == 0) {
+            *out = bits / 8;
+            return STRIDED_OK;
+        }
+        char name[32];
+        strided_dtype_format(dtype, name, sizeof name);
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%s is a packed sub-byte type (%d bits an element) and has no "
+                             "whole-byte itemsize: its views follow the packed-layout rule",
+                             name, bits);
+    }
+    if (size == 0)
+        return refuse(op, dtype);
+    *out = size;
+    return STRIDED_OK;
+}
+
+strided_status strided_dtype_element_bits(strided_dtype dtype, bool padded, int *out)
+{
+    const char *op = "dtype_element_bits";
+    if (out == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "out is required");
+    int size = supported_itemsize(dtype);
+    if (size > 0) {
+        *out = size * 8;
+        return STRIDED_OK;
+    }
+    if (!strided_dtype_is_subbyte(dtype))
+        return refuse(op, dtype);
+    if (padded && dtype.lanes != 1) {
+        char name[32];
+        strided_dtype_format(dtype, name, sizeof name);
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "%s cannot be padded: a padded sub-byte type has one element, of "
+                             "lanes 1, in each byte",
+                             name);
+    }
+    *out = padded ? 8 : dtype.bits * dtype.lanes;
+    return STRIDED_OK;
+}
+
 size_t strided_dtype_format(strided_dtype dtype, char *buf, size_t size)
 {
     strided__text t = {buf, size, 0};
     if (size > 0)
         buf[0] = '\0';
+    if (strided_dtype_is_subbyte(dtype)) {
+        strided__text_append(&t, "%s%s", subbyte_name(dtype), dtype.lanes == 2 ? "_x2" : "");
+        return t.len;
+    }
     if (supported_itemsize(dtype) == 0) {
         strided__text_append(&t, "dtype(code=%u, bits=%u, lanes=%u)", (unsigned)dtype.code,
                              (unsigned)dtype.bits, (unsigned)dtype.lanes);
@@ -278,6 +351,25 @@ static bool named_only(int code)
 static bool lookup_name(const char *name, strided_dtype *out)
 {
     strided_dtype d = {0, 0, 1};
+    /* The sub-byte types: "int4", "float4_e2m1fn", and with "_x2" their
+     * two-lane form (PyTorch's float4_e2m1fn_x2). */
+    static const strided_dtype subbyte[] = {
+        {STRIDED_DTYPE_INT, 1, 1},           {STRIDED_DTYPE_INT, 2, 1},
+        {STRIDED_DTYPE_INT, 4, 1},           {STRIDED_DTYPE_UINT, 1, 1},
+        {STRIDED_DTYPE_UINT, 2, 1},          {STRIDED_DTYPE_UINT, 4, 1},
+        {STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1}, {STRIDED_DTYPE_FLOAT6_E2M3FN, 6, 1},
+        {STRIDED_DTYPE_FLOAT6_E3M2FN, 6, 1},
+    };
+    for (size_t i = 0; i < sizeof subbyte / sizeof subbyte[0]; i++) {
+        const char *lane = subbyte_name(subbyte[i]);
+        size_t n = strlen(lane);
+        if (strncmp(name, lane, n) == 0 && (name[n] == '\0' || strcmp(name + n, "_x2") == 0)) {
+            d = subbyte[i];
+            d.lanes = name[n] == '\0' ? 1 : 2;
+            *out = d;
+            return true;
+        }
+    }
     if (strcmp(name, "bool") == 0) {
         d.code = STRIDED_DTYPE_BOOL;
         d.bits = 8;
@@ -322,7 +414,8 @@ strided_status strided_dtype_parse(const char *name, strided_dtype *out)
     return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                          "%.32s%s names no element type strided knows (int8..int64, "
                          "uint8..uint64, float16..float64, bfloat16, complex64, complex128, "
-                         "bool, float8_*)",
+                         "bool, float8_*, int1..int4, uint1..uint4, float4_e2m1fn, float6_*, "
+                         "and _x2 for two lanes)",
                          name, strlen(name) > 32 ? "..." : "");
 }
 
@@ -400,10 +493,17 @@ strided_status strided_dtype_from_numpy(const char *str, const char *name, unsig
     } else if (!t.has_dtype && !t.swapped && (t.kind == 'V' || t.kind == 'f') && t.itemsize <= 2 &&
                name != NULL) {
         /* ml_dtypes' bfloat16 reads "<V2", its float8 types "<V1" (and
-         * float8_e5m2 "<f1"): the name says which. */
+         * float8_e5m2 "<f1"): the name says which. Its sub-byte types
+         * ("int4", "float4_e2m1fn", ...) read "<V1" too: one element per
+         * byte, padded, as NumPy has no other way to store them. */
         strided_dtype d;
         if (lookup_name(name, &d) && named_only(d.code) && supported_itemsize(d) == t.itemsize) {
             t.has_dtype = true;
+            t.dtype = d;
+        } else if (t.kind == 'V' && t.itemsize == 1 && lookup_name(name, &d) &&
+                   strided_dtype_is_subbyte(d) && d.lanes == 1) {
+            t.has_dtype = true;
+            t.padded = true;
             t.dtype = d;
         }
     }

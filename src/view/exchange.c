@@ -109,28 +109,58 @@ static strided_status alloc_memory(const char *op, strided_device device, int ho
     return status == STRIDED_OK ? STRIDED_OK : strided__refail(status, op, "");
 }
 
-/* A writable view of new memory on device (home for managed memory),
- * dense in C order, of shape and dtype, allocated on stream. */
-static strided_status alloc_view(const char *op, int ndim, const int64_t *shape,
-                                 strided_dtype dtype, strided_device device, int home, void *stream,
-                                 strided_view *out)
+/* C order for packed elements of bits bits: rows (the last axis) rounded
+ * up to whole bytes, the packed-layout rule's densest layout; plain C order
+ * where the rows are whole bytes already. */
+static strided_status init_packed_rows(strided_layout *out, int ndim, const int64_t *shape,
+                                       int bits)
 {
-    int itemsize = 0;
-    if (strided_dtype_itemsize(dtype, &itemsize) != STRIDED_OK)
+    int64_t strides[STRIDED_MAX_NDIM], g = strided_layout_packed_group(bits);
+    if (ndim < 2 || ndim > STRIDED_MAX_NDIM || shape == NULL)
+        return strided_layout_init_dense(out, ndim, shape, 1, STRIDED_ORDER_C, 0, NULL);
+    for (int k = 0; k < ndim; k++)
+        if (shape[k] < 0)
+            return strided_layout_init_dense(out, ndim, shape, 1, STRIDED_ORDER_C, 0, NULL);
+    int64_t last = shape[ndim - 1], running = last / g * g + (last % g != 0 ? g : 0);
+    strides[ndim - 1] = 1;
+    for (int k = ndim - 2; k >= 0; k--) {
+        strides[k] = running;
+        if (strided__mul_overflow(running, shape[k], &running))
+            return strided__fail(STRIDED_ERR_OVERFLOW, "dense",
+                                 "the rows of packed %d-bit elements of this shape overflow "
+                                 "int64",
+                                 bits);
+    }
+    return strided_layout_init(out, ndim, shape, strides, 1);
+}
+
+/* A writable view of new memory on device (home for managed memory),
+ * dense in C order, of shape and dtype (padded or packed, for a sub-byte
+ * type), allocated on stream. Packed elements that are not whole bytes
+ * have their rows rounded up to whole bytes (init_packed_rows). */
+static strided_status alloc_view(const char *op, int ndim, const int64_t *shape,
+                                 strided_dtype dtype, bool padded, strided_device device, int home,
+                                 void *stream, strided_view *out)
+{
+    int bits = 0;
+    if (strided_dtype_element_bits(dtype, padded, &bits) != STRIDED_OK)
         return strided__refail(STRIDED_ERR_UNSUPPORTED, op, "");
     strided_layout layout;
     int64_t size = 0;
-    strided_status status = strided_layout_init_dense(&layout, ndim, shape, itemsize,
-                                                      STRIDED_ORDER_C, 0, NULL);
+    strided_status status = bits % 8 == 0
+                                ? strided_layout_init_dense(&layout, ndim, shape, bits / 8,
+                                                            STRIDED_ORDER_C, 0, NULL)
+                                : init_packed_rows(&layout, ndim, shape, bits);
     if (status == STRIDED_OK)
-        status = strided_layout_required_size_in_bytes(&layout, &size);
+        status = bits % 8 == 0 ? strided_layout_required_size_in_bytes(&layout, &size)
+                               : strided_layout_required_size_in_bytes_packed(&layout, bits, &size);
     if (status != STRIDED_OK)
         return strided__refail(status, op, "");
     strided_buffer *b = NULL;
     status = alloc_memory(op, device, home, (size_t)size, stream, &b);
     if (status != STRIDED_OK)
         return status;
-    status = strided_view_from_buffer(b, &layout, &dtype, false, out);
+    status = strided_view_from_buffer_ex(b, &layout, &dtype, padded, false, out);
     strided_buffer_release(b); /* the view holds it now, or nothing does */
     return status == STRIDED_OK ? STRIDED_OK : strided__refail(status, op, "");
 }
@@ -199,8 +229,8 @@ strided_status strided__view_export_dlpack_ex(const strided_view *view,
 
     strided_view dst;
     int home = view->home_device < 0 ? 0 : view->home_device;
-    status = alloc_view(op, view->layout.ndim, view->layout.shape, view->dtype, request->device,
-                        home, request->stream, &dst);
+    status = alloc_view(op, view->layout.ndim, view->layout.shape, view->dtype, view->padded,
+                        request->device, home, request->stream, &dst);
     if (status != STRIDED_OK)
         return status;
     status = copy(context, &dst, view, request);
@@ -213,7 +243,7 @@ strided_status strided__view_export_dlpack_ex(const strided_view *view,
     if (status != STRIDED_OK)
         return status;
     if (versioned)
-        ((strided_dl_managed_tensor_versioned *)tensor)->flags = STRIDED_DLPACK_FLAG_IS_COPIED;
+        ((strided_dl_managed_tensor_versioned *)tensor)->flags |= STRIDED_DLPACK_FLAG_IS_COPIED;
     *out = tensor;
     return STRIDED_OK;
 }
@@ -227,6 +257,14 @@ strided_status strided_view_export_dl_tensor(const strided_view *view, strided_d
         strided_status status = strided_view_export_dlpack(view, out != NULL ? &unused : NULL);
         assert(status != STRIDED_OK);
         return status;
+    }
+    /* A DLTensor has no flags: padded sub-byte elements would read as
+     * packed, as in a legacy tensor, which refuses them with its message. */
+    if (view->padded) {
+        strided_dl_managed_tensor *unused = NULL;
+        strided_status status = strided_view_export_dlpack_legacy(view, &unused);
+        assert(status != STRIDED_OK);
+        return strided__refail(status, "export_dl_tensor", "");
     }
     const strided_layout *l = &view->layout;
     strided_dl_tensor t;
@@ -259,7 +297,7 @@ strided_status strided_dlpack_tensor_alloc(const strided_dl_tensor *prototype,
                              (int)device.device_id);
     strided_view v;
     strided_status status = alloc_view(op, prototype->ndim, prototype->shape, prototype->dtype,
-                                       device, device.device_id, NULL, &v);
+                                       false, device, device.device_id, NULL, &v);
     if (status != STRIDED_OK)
         return status;
     strided_dl_managed_tensor_versioned *m = NULL;

@@ -82,7 +82,8 @@ static strided_status check_desc(const char *op, const strided_interface_desc *d
                              dict_name(d->kind));
     strided_typestr t;
     unsigned flags = d->typestr_flags | STRIDED_TYPESTR_NATIVE_ONLY;
-    if (strided_typestr_parse(d->typestr, flags, &t) != STRIDED_OK)
+    if ((d->type_name != NULL ? strided_dtype_from_numpy(d->typestr, d->type_name, flags, &t)
+                              : strided_typestr_parse(d->typestr, flags, &t)) != STRIDED_OK)
         return strided__refail(STRIDED_ERR_UNSUPPORTED, op, "unsupported typestr: ");
     if (d->descr_itemsize != 0 && d->descr_itemsize != t.itemsize)
         return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
@@ -149,7 +150,7 @@ strided_status strided_view_import_interface(const strided_interface_desc *desc,
     strided_view v;
     if (status == STRIDED_OK)
         status = strided__view_wrap_made(op, desc->data, &layout, t.has_dtype ? &t.dtype : NULL,
-                                         desc->readonly, known, release, context, &v);
+                                         t.padded, desc->readonly, known, release, context, &v);
     if (status != STRIDED_OK) {
         /* Nothing holds the context: release it here, once. */
         if (release != NULL)
@@ -169,5 +170,23 @@ strided_status strided_view_import_interface(const strided_interface_desc *desc,
     *out = v;
     if (out_type != NULL)
         *out_type = t;
+    return STRIDED_OK;
+}
+
+strided_status strided_view_check_interface_export(const strided_view *view, const char *what)
+{
+    if (view == NULL || what == NULL)
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, "interface",
+                             "view and what are required");
+    int bits = strided_view_packed_bits(view);
+    if (bits > 0) {
+        char name[32];
+        strided_dtype_format(view->dtype, name, sizeof name);
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, what,
+                             "a view of packed %s elements (%d bits each) has no array interface: "
+                             "its elements are not whole bytes (copy it into a padded view, as "
+                             "NumPy with ml_dtypes stores them)",
+                             name, bits);
+    }
     return STRIDED_OK;
 }

@@ -196,6 +196,14 @@ static strided_status resolve_data_type(const char *op, const strided_view *view
                                         strided_tensor_map_data_type *out)
 {
     strided_tensor_map_data_type type = o->data_type;
+    /* Packed sub-byte elements have no byte of their own: a map of bytes
+     * over them would read two (or a part of two) at once. */
+    int bits = strided_view_packed_bits(view);
+    if (bits > 0)
+        return strided__fail(STRIDED_ERR_UNSUPPORTED, op,
+                             "a view of packed %d-bit elements has no tensor map: every element "
+                             "must be whole bytes (see them as pairs, or copy them padded)",
+                             bits);
     if (!o->has_data_type) {
         if (!view->has_dtype && o->dtype_name == NULL)
             return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,

@@ -70,13 +70,43 @@ static strided_status check_itemsize(const char *op, int64_t size, int64_t items
     return STRIDED_OK;
 }
 
-/* Check that dtype describes elements of itemsize bytes. */
-static strided_status check_dtype(const char *op, const strided_dtype *dtype, int itemsize)
+/* The bits of one element of a packed view whose elements are not whole
+ * bytes (dtype a packed sub-byte type), or 0 for every other view. Sets no
+ * error. */
+static int packed_bits(bool has_dtype, strided_dtype dtype, bool padded)
 {
-    int size = 0;
-    if (strided_dtype_itemsize(*dtype, &size) != STRIDED_OK)
+    int bits = 0;
+    if (!has_dtype || !strided_dtype_is_subbyte(dtype) ||
+        strided_dtype_element_bits(dtype, padded, &bits) != STRIDED_OK)
+        return 0;
+    return bits % 8 != 0 ? bits : 0;
+}
+
+int strided_view_packed_bits(const strided_view *view)
+{
+    return packed_bits(view->has_dtype, view->dtype, view->padded);
+}
+
+/* Check that dtype (padded or packed) describes the layout's elements: of
+ * its itemsize in bytes, or, for packed elements that are not whole bytes,
+ * a layout of itemsize 1 whose offsets count them. */
+static strided_status check_dtype(const char *op, const strided_dtype *dtype, bool padded,
+                                  int itemsize)
+{
+    int bits = 0;
+    if (strided_dtype_element_bits(*dtype, padded, &bits) != STRIDED_OK)
         return strided__refail(STRIDED_ERR_UNSUPPORTED, op, "");
-    return check_itemsize(op, size, itemsize);
+    if (bits % 8 == 0)
+        return check_itemsize(op, bits / 8, itemsize);
+    if (itemsize != 1) {
+        char name[32];
+        strided_dtype_format(*dtype, name, sizeof name);
+        return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                             "a layout of packed %s elements (%d bits each) has itemsize 1, "
+                             "its offsets counting elements, got itemsize %d",
+                             name, bits, itemsize);
+    }
+    return STRIDED_OK;
 }
 
 strided_status strided_view_check_itemsize(const strided_layout *layout, int64_t itemsize)
@@ -86,30 +116,59 @@ strided_status strided_view_check_itemsize(const strided_layout *layout, int64_t
     return check_itemsize("view", itemsize, layout->itemsize);
 }
 
+/* The bytes [lo, hi) that the layout's elements occupy counted from offset
+ * 0 (empty for a layout of volume 0): (min_offset, max_offset + 1) times
+ * the itemsize, or for packed elements of bits bits (bits > 0) the bytes
+ * their bits lie in, after the packed-layout rule.
+ * Assumes: the layout passed check_layout. */
+static strided_status byte_bounds(const char *op, const strided_layout *l, int bits, int64_t *lo,
+                                  int64_t *hi)
+{
+    if (bits > 0) {
+        strided_status status = strided_layout_packed_byte_bounds(l, bits, lo, hi);
+        return status == STRIDED_OK ? status : strided__refail(status, op, "");
+    }
+    int64_t mn = 0, mx = -1;
+    strided_layout_offset_bounds(l, &mn, &mx);
+    if (mx < mn) {
+        *lo = *hi = 0;
+        return STRIDED_OK;
+    }
+    if (strided__mul_overflow(mn, l->itemsize, lo) || strided__add_overflow(mx, 1, hi) ||
+        strided__mul_overflow(*hi, l->itemsize, hi))
+        return strided__fail(STRIDED_ERR_OVERFLOW, op,
+                             "the byte range of element offsets [%lld, %lld] "
+                             "with itemsize %d overflows int64",
+                             (long long)mn, (long long)mx, (int)l->itemsize);
+    return STRIDED_OK;
+}
+
 /* Check that every byte the layout's elements occupy, counted from origin,
- * lies inside the buffer, for owned and wrapped buffers alike. A layout of volume 0 reaches no byte.
+ * lies inside the buffer, for owned and wrapped buffers alike; bits > 0:
+ * packed elements of that many bits, whose layout must keep the
+ * packed-layout rule. A layout of volume 0 reaches no byte.
  * Origin 0 (views of a buffer) reports as cuda.core does; another origin
  * (views derived from a wrapped import, where offset 0 may even lie before
  * the buffer) names the byte range.
  * Assumes: the layout passed check_layout. */
 static strided_status check_range(const char *op, const strided_buffer *b, int64_t origin,
-                                  const strided_layout *l)
+                                  const strided_layout *l, int bits)
 {
-    int64_t mn = 0, mx = -1;
+    int64_t mn = 0, mx = -1, lo_bytes = 0, hi_bytes = 0;
+    strided_status status = byte_bounds(op, l, bits, &lo_bytes, &hi_bytes);
+    if (status != STRIDED_OK)
+        return status;
     strided_layout_offset_bounds(l, &mn, &mx);
     if (mx < mn)
         return STRIDED_OK;
     size_t buffer_size = strided_buffer_size(b);
-    int64_t lo = 0, hi = 0, lo_bytes = 0, hi_bytes = 0;
-    if (strided__mul_overflow(mn, l->itemsize, &lo_bytes) ||
-        strided__add_overflow(origin, lo_bytes, &lo) || strided__add_overflow(mx, 1, &hi_bytes) ||
-        strided__mul_overflow(hi_bytes, l->itemsize, &hi_bytes) ||
+    int64_t lo = 0, hi = 0;
+    if (strided__add_overflow(origin, lo_bytes, &lo) ||
         strided__add_overflow(origin, hi_bytes, &hi))
         return strided__fail(STRIDED_ERR_OVERFLOW, op,
-                             "the byte range of element offsets [%lld, %lld] "
-                             "with itemsize %d from origin %lld overflows "
-                             "int64",
-                             (long long)mn, (long long)mx, (int)l->itemsize, (long long)origin);
+                             "the byte range [%lld, %lld) of the elements from origin %lld "
+                             "overflows int64",
+                             (long long)lo_bytes, (long long)hi_bytes, (long long)origin);
     if (origin == 0 && mn < 0)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "Allocation size for a layout that maps elements "
@@ -129,19 +188,21 @@ static strided_status check_range(const char *op, const strided_buffer *b, int64
     return STRIDED_OK;
 }
 
-strided_status strided_view_from_buffer(strided_buffer *buffer, const strided_layout *layout,
-                                        const strided_dtype *dtype, bool readonly,
-                                        strided_view *out)
+strided_status strided_view_from_buffer_ex(strided_buffer *buffer, const strided_layout *layout,
+                                           const strided_dtype *dtype, bool padded, bool readonly,
+                                           strided_view *out)
 {
     const char *op = "view";
     if (buffer == NULL || layout == NULL || out == NULL)
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "buffer, layout and out are required");
+    padded = padded && dtype != NULL && strided_dtype_is_subbyte(*dtype);
     strided_status status = check_layout(op, layout);
     if (status == STRIDED_OK && dtype != NULL)
-        status = check_dtype(op, dtype, layout->itemsize);
+        status = check_dtype(op, dtype, padded, layout->itemsize);
     if (status == STRIDED_OK)
-        status = check_range(op, buffer, 0, layout);
+        status = check_range(op, buffer, 0, layout,
+                             dtype != NULL ? packed_bits(true, *dtype, padded) : 0);
     if (status != STRIDED_OK)
         return status;
     strided_view v = {0};
@@ -151,6 +212,7 @@ strided_status strided_view_from_buffer(strided_buffer *buffer, const strided_la
     v.has_dtype = dtype != NULL;
     if (dtype != NULL)
         v.dtype = *dtype;
+    v.padded = padded;
     v.device = strided_buffer_device(buffer);
     strided_memory_info info = strided_buffer_memory_info(buffer);
     v.home_device = info.device_id;
@@ -160,8 +222,17 @@ strided_status strided_view_from_buffer(strided_buffer *buffer, const strided_la
     return STRIDED_OK;
 }
 
-strided_status strided_view_view(const strided_view *view, const strided_layout *layout,
-                                 const strided_dtype *dtype, strided_view *out)
+strided_status strided_view_from_buffer(strided_buffer *buffer, const strided_layout *layout,
+                                        const strided_dtype *dtype, bool readonly,
+                                        strided_view *out)
+{
+    return strided_view_from_buffer_ex(buffer, layout, dtype, false, readonly, out);
+}
+
+/* strided_view_view_ex; keep: dtype is NULL, so the view's dtype and form
+ * carry over where the itemsize stays. */
+static strided_status view_view(const strided_view *view, const strided_layout *layout,
+                                const strided_dtype *dtype, bool padded, strided_view *out)
 {
     const char *op = "view";
     if (view == NULL || out == NULL)
@@ -171,10 +242,25 @@ strided_status strided_view_view(const strided_view *view, const strided_layout 
                              "the view has no buffer (it was released)");
     const strided_layout *l = layout != NULL ? layout : &view->layout;
     strided_status status = check_layout(op, l);
+    /* The new view's element type: the one given, or the view's own where
+     * the itemsize stays. */
+    bool has_dtype = false;
+    strided_dtype d = {0, 0, 0};
+    if (dtype != NULL) {
+        has_dtype = true;
+        d = *dtype;
+        padded = padded && strided_dtype_is_subbyte(d);
+    } else if (view->has_dtype && l->itemsize == view->layout.itemsize) {
+        has_dtype = true;
+        d = view->dtype;
+        padded = view->padded;
+    } else {
+        padded = false;
+    }
     if (status == STRIDED_OK && dtype != NULL)
-        status = check_dtype(op, dtype, l->itemsize);
+        status = check_dtype(op, dtype, padded, l->itemsize);
     if (status == STRIDED_OK)
-        status = check_range(op, view->buffer, view->origin, l);
+        status = check_range(op, view->buffer, view->origin, l, packed_bits(has_dtype, d, padded));
     if (status != STRIDED_OK)
         return status;
     /* Build the new view in a local: out may be view, and layout may point
@@ -185,19 +271,27 @@ strided_status strided_view_view(const strided_view *view, const strided_layout 
     v.buffer = out == view ? view->buffer : strided_buffer_retain(view->buffer);
     v.origin = view->origin;
     v.layout = *l;
-    if (dtype != NULL) {
-        v.has_dtype = true;
-        v.dtype = *dtype;
-    } else if (view->has_dtype && l->itemsize == view->layout.itemsize) {
-        v.has_dtype = true;
-        v.dtype = view->dtype;
-    }
+    v.has_dtype = has_dtype;
+    v.dtype = d;
+    v.padded = padded;
     v.device = view->device;
     v.home_device = view->home_device;
     v.device_accessible = view->device_accessible;
     v.readonly = view->readonly;
     *out = v;
     return STRIDED_OK;
+}
+
+strided_status strided_view_view(const strided_view *view, const strided_layout *layout,
+                                 const strided_dtype *dtype, strided_view *out)
+{
+    return view_view(view, layout, dtype, false, out);
+}
+
+strided_status strided_view_view_ex(const strided_view *view, const strided_layout *layout,
+                                    const strided_dtype *dtype, bool padded, strided_view *out)
+{
+    return view_view(view, layout, dtype, padded, out);
 }
 
 void strided_view_release(strided_view *view)
@@ -208,13 +302,35 @@ void strided_view_release(strided_view *view)
     view->buffer = NULL;
 }
 
-/* The byte distance from the buffer's start to element (0,...,0). Unsigned
- * arithmetic: the invariant keeps it in range, and a view changed by hand
- * cannot make it undefined. */
+/* The byte offset from offset 0 of the byte where element (0,...,0)
+ * starts: slice_offset times the itemsize, or for packed elements of bits
+ * bits (bits > 0), floor(slice_offset * bits / 8), exact where the layout
+ * has elements (the packed-layout rule puts the element on a byte
+ * boundary). Unsigned arithmetic where whole bytes: the invariant keeps it
+ * in range, and a view changed by hand cannot make it undefined. */
+static int64_t slice_bytes(const strided_layout *l, int bits)
+{
+    if (bits <= 0)
+        return (int64_t)((uint64_t)l->slice_offset * (uint64_t)l->itemsize);
+    /* In groups of elements that fill whole bytes, whose count and size
+     * keep the product within the byte offsets the bounds checked. */
+    int64_t group = 8, group_bytes = bits;
+    while (group % 2 == 0 && group_bytes % 2 == 0) {
+        group /= 2;
+        group_bytes /= 2;
+    }
+    int64_t q = l->slice_offset / group, r = l->slice_offset % group;
+    if (r < 0) {
+        q -= 1;
+        r += group;
+    }
+    return q * group_bytes + r * bits / 8;
+}
+
+/* The byte distance from the buffer's start to element (0,...,0). */
 static uintptr_t element0_offset(const strided_view *v)
 {
-    return (uintptr_t)v->origin +
-           (uintptr_t)((uint64_t)v->layout.slice_offset * (uint64_t)v->layout.itemsize);
+    return (uintptr_t)v->origin + (uintptr_t)slice_bytes(&v->layout, strided_view_packed_bits(v));
 }
 
 void *strided_view_ptr(const strided_view *view)
@@ -266,8 +382,9 @@ static bool info_of_device(const strided_device *device, uintptr_t ptr, strided_
  * Assumes: the layout passed check_layout; element0 is not NULL when the
  * volume is positive. */
 static strided_status wrap_footprint(const char *op, void *element0, const strided_layout *layout,
-                                     const strided_device *device, strided_release_fn release,
-                                     void *context, strided_buffer **out, int64_t *origin)
+                                     int bits, const strided_device *device,
+                                     strided_release_fn release, void *context,
+                                     strided_buffer **out, int64_t *origin)
 {
     uintptr_t e0 = (uintptr_t)element0;
     uintptr_t base = e0;
@@ -275,7 +392,17 @@ static strided_status wrap_footprint(const char *op, void *element0, const strid
     int64_t mn = 0, mx = -1;
     int itemsize = (int)layout->itemsize;
     strided_layout_offset_bounds(layout, &mn, &mx);
-    if (mx >= mn) {
+    if (mx >= mn && bits > 0) {
+        /* Packed elements: the bytes their bits lie in, and element0 at the
+         * byte of element (0,...,0), which starts on a byte boundary. */
+        int64_t lo = 0, hi = 0;
+        strided_status status = byte_bounds(op, layout, bits, &lo, &hi);
+        if (status != STRIDED_OK)
+            return status;
+        bytes = hi - lo;
+        first = lo;
+        offset = slice_bytes(layout, bits) - lo;
+    } else if (mx >= mn) {
         /* The bounds count from offset 0, element0 is at slice_offset:
          * count from element0. The layout invariant keeps mn * itemsize in
          * range; the span between the bounds may not be. */
@@ -289,17 +416,19 @@ static strided_status wrap_footprint(const char *op, void *element0, const strid
                                  "the element offsets [%lld, %lld] times "
                                  "itemsize %d overflow int64",
                                  (long long)mn, (long long)mx, itemsize);
-        /* Element 0 is one of the elements, so low <= 0. No memory starts
-         * at address 0 (the null page), and a footprint from there would
-         * read as no address at all. */
+        /* Element 0 is one of the elements, so low <= 0. */
         offset = -low;
+    }
+    /* No memory starts at address 0 (the null page), and a footprint from
+     * there would read as no address at all. */
+    if (mx >= mn) {
         if ((uint64_t)offset >= (uint64_t)e0 ||
             (uint64_t)bytes > (uint64_t)(UINTPTR_MAX - (e0 - (uintptr_t)offset)))
             return strided__fail(STRIDED_ERR_OVERFLOW, op,
                                  "the elements, bytes [%lld, %lld) from "
                                  "element (0,...,0) at %p, leave the address "
                                  "space",
-                                 (long long)low, (long long)(low + bytes), element0);
+                                 (long long)-offset, (long long)(bytes - offset), element0);
         base = e0 - (uintptr_t)offset;
     }
     strided_memory_info info;
@@ -310,11 +439,12 @@ static strided_status wrap_footprint(const char *op, void *element0, const strid
     if (status != STRIDED_OK)
         return status;
     /* Offset 0 of the layout sits slice_offset elements before element0,
-     * at buffer start - mn * itemsize: before the buffer when every offset
-     * is positive (a negative origin). An empty layout's buffer is empty at
-     * element0 itself. The layout invariant keeps both products in range. */
+     * at buffer start - mn * itemsize (for packed elements, minus the byte
+     * of the lowest one): before the buffer when every offset is positive
+     * (a negative origin). An empty layout's buffer is empty at element0
+     * itself. The layout invariant keeps both products in range. */
     if (mx < mn)
-        first = layout->slice_offset * itemsize;
+        first = slice_bytes(layout, bits);
     *origin = -first;
     return STRIDED_OK;
 }
@@ -329,15 +459,15 @@ strided_status strided_view_wrap(void *element0, const strided_layout *layout,
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op, "layout and out are required");
     strided_status status = check_layout(op, layout);
     if (status == STRIDED_OK && dtype != NULL)
-        status = check_dtype(op, dtype, layout->itemsize);
+        status = check_dtype(op, dtype, false, layout->itemsize);
     if (status != STRIDED_OK)
         return status;
-    return strided__view_wrap_made(op, element0, layout, dtype, readonly, device, release, context,
-                                   out);
+    return strided__view_wrap_made(op, element0, layout, dtype, false, readonly, device, release,
+                                   context, out);
 }
 
 strided_status strided__view_wrap_made(const char *op, void *element0, const strided_layout *layout,
-                                       const strided_dtype *dtype, bool readonly,
+                                       const strided_dtype *dtype, bool padded, bool readonly,
                                        const strided_device *device, strided_release_fn release,
                                        void *context, strided_view *out)
 {
@@ -347,10 +477,12 @@ strided_status strided__view_wrap_made(const char *op, void *element0, const str
                              "element (0,...,0) is at NULL in a layout with "
                              "%lld elements",
                              (long long)strided_layout_volume(layout));
+    padded = padded && dtype != NULL && strided_dtype_is_subbyte(*dtype);
+    int bits = dtype != NULL ? packed_bits(true, *dtype, padded) : 0;
     strided_buffer *buffer = NULL;
     int64_t origin = 0;
-    strided_status status = wrap_footprint(op, element0, layout, device, release, context, &buffer,
-                                           &origin);
+    strided_status status = wrap_footprint(op, element0, layout, bits, device, release, context,
+                                           &buffer, &origin);
     if (status != STRIDED_OK)
         return status;
     out->buffer = buffer;
@@ -358,6 +490,7 @@ strided_status strided__view_wrap_made(const char *op, void *element0, const str
     out->layout = *layout;
     out->has_dtype = dtype != NULL;
     out->dtype = dtype != NULL ? *dtype : (strided_dtype){0, 0, 0};
+    out->padded = padded;
     out->device = device != NULL ? *device : strided_buffer_device(buffer);
     strided_memory_info info = strided_buffer_memory_info(buffer);
     out->home_device = info.device_id;

@@ -14,12 +14,14 @@ strided_status strided__refail(strided_status status, const char *op, const char
 
 /* strided_view_wrap, failing under the operation name op (the import that
  * wraps a producer's memory names itself), of a layout a constructor made
- * (it keeps the layout invariant) with a dtype of the layout's itemsize or
- * none: the imports, which build both themselves, skip checking them
- * again.
+ * (it keeps the layout invariant) with a dtype of the layout's itemsize
+ * (itemsize 1 for packed elements that are not whole bytes), of the form
+ * padded says, or none: the imports, which build both themselves, skip
+ * checking them again. The packed-layout rule is checked here, with the
+ * footprint.
  * Assumes: layout and out are not NULL. */
 strided_status strided__view_wrap_made(const char *op, void *element0, const strided_layout *layout,
-                                       const strided_dtype *dtype, bool readonly,
+                                       const strided_dtype *dtype, bool padded, bool readonly,
                                        const strided_device *device, strided_release_fn release,
                                        void *context, strided_view *out);
 
@@ -44,7 +46,9 @@ typedef strided_status (*strided__dlpack_copy_fn)(void *context, const strided_v
  * with the view's dtype; copy(context, that view, view, request); and that
  * view's export. The tensor then holds the only reference to the new
  * memory (its deleter frees it), is writable, and a versioned one's flags
- * are STRIDED_DLPACK_FLAG_IS_COPIED.
+ * are STRIDED_DLPACK_FLAG_IS_COPIED (and IS_SUBBYTE_TYPE_PADDED for a
+ * padded view, whose copy is padded too; a packed one's is packed, in C
+ * order with its rows rounded up to whole bytes where they are not).
  *   request  from strided_dlpack_export_request_make for this view
  *   copy     the copy engine; required when request->copy
  *   context  passed to copy

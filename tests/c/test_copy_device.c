@@ -256,6 +256,95 @@ static void test_one_device_runs_the_plan(void **state)
     assert_clean(NULL);
 }
 
+/* A packed float4_e2m1fn view (itemsize-1 layout of shape and strides,
+ * element offset offset) of new device memory of size bytes on device. */
+static strided_view packed_fp4(size_t size, int device, int n, int m, int64_t rs, int64_t cs,
+                               int64_t offset)
+{
+    static const strided_dtype fp4 = {STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1};
+    strided_buffer *b = device_memory(size, device, PLAIN);
+    strided_layout l = mk(DIMS(n, m), I64(rs, cs), 1);
+    l.slice_offset = offset;
+    strided_view v;
+    assert_ok(strided_view_from_buffer(b, &l, &fp4, false, &v));
+    strided_buffer_release(b);
+    return v;
+}
+
+static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
+{
+    (void)state;
+    fake.reset(2, 0, 1);
+    /* A transposed (46,30) fp4 matrix into a row-major one: one tile of
+     * 64 x 64 elements, one block. */
+    strided_view dst = packed_fp4(1024, 1, 46, 30, 30, 1, 0);
+    strided_view src = packed_fp4(1024, 1, 46, 30, 1, 46, 0);
+    assert_ok(copy(dst, src));
+    fake_cuda_launch l = launched();
+    assert_string_equal(l.function, "strided_copy_subbyte");
+    assert_int_equal(l.device, 1);
+    assert_ptr_equal(l.stream, STREAM_A);
+    assert_int_equal(l.grid[0], 1);
+    assert_int_equal(l.block[0], 256);
+    assert_int_equal(l.args[0], addr(&dst));
+    assert_int_equal(l.args[1], addr(&src));
+    assert_int_equal(l.args[2], 0); /* the plan's element 0 is the views' */
+    /* Into padded memory (one element a byte) the same; without a
+     * transpose, rows of groups, a block for each of the 46 rows. */
+    static const strided_dtype fp4 = {STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1};
+    strided_buffer *pb = device_memory(46 * 30, 1, PLAIN);
+    strided_layout pl = mk_c(DIMS(46, 30), 1);
+    strided_view padded;
+    assert_ok(strided_view_from_buffer_ex(pb, &pl, &fp4, true, false, &padded));
+    strided_buffer_release(pb);
+    assert_ok(copy(padded, src));
+    l = launched();
+    assert_string_equal(l.function, "strided_copy_subbyte");
+    assert_int_equal(l.grid[0], 1);
+    strided_view gapped = packed_fp4(2048, 1, 46, 30, 32, 1, 0);
+    assert_ok(copy(padded, gapped));
+    assert_int_equal(launched().grid[0], 46);
+    strided_view_release(&gapped);
+    /* Host memory: its bytes through a device temporary, in, the kernel,
+     * and back out for a host destination. */
+    static unsigned char host[1024];
+    strided_view onhost;
+    strided_device cpu = {STRIDED_DEVICE_CPU, 0};
+    assert_ok(strided_view_wrap(host, &dst.layout, &fp4, false, &cpu, NULL, NULL, &onhost));
+    long copies = fake.calls("cuMemcpyAsync"), launches = fake.calls("cuLaunchKernel");
+    assert_ok(copy(onhost, src));
+    assert_int_equal(fake.calls("cuMemcpyAsync"), copies + 2);
+    assert_int_equal(fake.calls("cuLaunchKernel"), launches + 1);
+    assert_string_equal(launched().function, "strided_copy_subbyte");
+    assert_int_equal(launched().args[1], addr(&src));
+    assert_ok(copy(src, onhost));
+    assert_int_equal(fake.calls("cuMemcpyAsync"), copies + 3);
+    assert_int_equal(launched().args[0], addr(&src));
+    assert_clean(NULL);
+    /* Overlapping packed memory, another device: refused, nothing
+     * launched. */
+    long before = fake.calls("cuLaunchKernel");
+    strided_view shifted;
+    strided_layout sl = dst.layout;
+    sl.slice_offset = 2;
+    sl.shape[0] = 45;
+    assert_ok(strided_view_view(&dst, &sl, NULL, &shifted));
+    strided_layout dl = dst.layout;
+    dl.shape[0] = 45;
+    strided_view head;
+    assert_ok(strided_view_view(&dst, &dl, NULL, &head));
+    assert_error(copy(shifted, head), STRIDED_ERR_UNSUPPORTED, OP, "overlapping");
+    strided_view other = packed_fp4(1024, 0, 46, 30, 30, 1, 0);
+    assert_error(copy(other, src), STRIDED_ERR_UNSUPPORTED, OP,
+                 "the destination is on device 0, the source on device 1");
+    assert_int_equal(fake.calls("cuLaunchKernel"), before);
+    release2(&shifted, &head);
+    release2(&other, &onhost);
+    release2(&dst, &src);
+    strided_view_release(&padded);
+    assert_clean(NULL);
+}
+
 /* A device resource that counts and remembers the sizes asked for. */
 typedef struct counting {
     int allocs, frees;
@@ -1131,6 +1220,7 @@ int main(void)
         cmocka_unit_test(test_byte_offsets_beyond_int64),
 #elif defined(STRIDED_HAVE_KERNELS)
         cmocka_unit_test(test_one_device_runs_the_plan),
+        cmocka_unit_test(test_packed_subbyte_copies_run_the_subbyte_kernel),
         cmocka_unit_test(test_overlap_shifted),
         cmocka_unit_test(test_overlap_transposed_and_reversed),
         cmocka_unit_test(test_overlap_temporary_sizes),

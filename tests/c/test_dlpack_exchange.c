@@ -559,7 +559,7 @@ static void test_tensor_alloc_refusals(void **state)
         CASE(1, 0, 1, NULL, {2, 32, 1}, STRIDED_ERR_INVALID_ARGUMENT, "shape"),
         CASE(1, 0, 2, I64(3, -1), {2, 32, 1}, STRIDED_ERR_INVALID_ARGUMENT, "xtent"),
         CASE(1, 0, 1, I64(3), {2, 32, 2}, STRIDED_ERR_UNSUPPORTED, "lanes"),
-        CASE(1, 0, 1, I64(3), {17, 4, 1}, STRIDED_ERR_UNSUPPORTED, NULL),
+        CASE(1, 0, 1, I64(3), {17, 8, 1}, STRIDED_ERR_UNSUPPORTED, NULL),
         CASE(1, 0, 2, I64(INT64_C(1) << 62, 8), {2, 32, 1}, STRIDED_ERR_OVERFLOW, NULL),
         CASE(4, 0, 1, I64(3), {2, 32, 1}, STRIDED_ERR_UNSUPPORTED,
              "device type 4 is not supported (only CPU, CUDA, CUDA host and CUDA managed)"),

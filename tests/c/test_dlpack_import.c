@@ -209,6 +209,10 @@ static void m_float6(producer *p)
 {
     T(p)->dtype = DT(STRIDED_DTYPE_FLOAT6_E3M2FN, 6, 1);
 }
+static void m_float4_8_bits(producer *p)
+{
+    T(p)->dtype = DT(STRIDED_DTYPE_FLOAT4_E2M1FN, 8, 1);
+}
 static void m_opaque(producer *p)
 {
     T(p)->dtype = DT(STRIDED_DTYPE_OPAQUE_HANDLE, 64, 1);
@@ -325,11 +329,13 @@ static void test_import_rejects_malformed_tensors(void **state)
         CASE(m_shape_null, STRIDED_ERR_INVALID_ARGUMENT, "shape"),
         /* Element types: not one lane, not whole bytes, not data. */
         CASE(m_lanes_2, STRIDED_ERR_UNSUPPORTED, "lanes=2"),
-        CASE(m_bits_4, STRIDED_ERR_UNSUPPORTED, "bits=4"),
+        /* Packed sub-byte types: (2,3):(3,1) starts row 1 inside a byte. */
+        CASE(m_bits_4, STRIDED_ERR_INVALID_ARGUMENT, "packed-layout rule"),
         CASE(m_bits_12, STRIDED_ERR_UNSUPPORTED, "bits=12"),
         CASE(m_bits_0, STRIDED_ERR_UNSUPPORTED, "uint0"),
-        CASE(m_float4, STRIDED_ERR_UNSUPPORTED, "float4_e2m1fn"),
-        CASE(m_float6, STRIDED_ERR_UNSUPPORTED, "float6_e3m2fn"),
+        CASE(m_float4, STRIDED_ERR_INVALID_ARGUMENT, "packed-layout rule"),
+        CASE(m_float6, STRIDED_ERR_INVALID_ARGUMENT, "packed-layout rule"),
+        CASE(m_float4_8_bits, STRIDED_ERR_UNSUPPORTED, "float4_e2m1fn"),
         CASE(m_opaque, STRIDED_ERR_UNSUPPORTED, "opaque"),
         CASE(m_code_99, STRIDED_ERR_UNSUPPORTED, "99"),
         /* Devices strided does not serve, and device ids no device has. */

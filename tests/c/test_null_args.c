@@ -186,6 +186,18 @@ static void fixture_release(fixture *f)
       "required_size_in_bytes", 0, strided_layout_required_size_in_bytes(NULL, o->i64))            \
     X(required_size_out, "strided_layout_required_size_in_bytes", "out", "required_size_in_bytes", \
       0, strided_layout_required_size_in_bytes(&f->l, NULL))                                       \
+    X(check_packed_layout, "strided_layout_check_packed", "layout", "packed", 0,                   \
+      strided_layout_check_packed(NULL, 4))                                                        \
+    X(packed_bounds_layout, "strided_layout_packed_byte_bounds", "layout", "packed", 0,            \
+      strided_layout_packed_byte_bounds(NULL, 4, o->i64, o->i64 + 1))                              \
+    X(packed_bounds_lo, "strided_layout_packed_byte_bounds", "out_lo", "packed", 0,                \
+      strided_layout_packed_byte_bounds(&f->l, 4, NULL, o->i64 + 1))                               \
+    X(packed_bounds_hi, "strided_layout_packed_byte_bounds", "out_hi", "packed", 0,                \
+      strided_layout_packed_byte_bounds(&f->l, 4, o->i64, NULL))                                   \
+    X(required_size_packed_layout, "strided_layout_required_size_in_bytes_packed", "layout",       \
+      "required_size_in_bytes", 0, strided_layout_required_size_in_bytes_packed(NULL, 4, o->i64))  \
+    X(required_size_packed_out, "strided_layout_required_size_in_bytes_packed", "out",             \
+      "required_size_in_bytes", 0, strided_layout_required_size_in_bytes_packed(&f->l, 4, NULL))   \
     X(flattened_axis_mask_layout, "strided_layout_flattened_axis_mask", "layout",                  \
       "flattened_axis_mask", 0, strided_layout_flattened_axis_mask(NULL, &o->u64))                 \
     X(flattened_axis_mask_out, "strided_layout_flattened_axis_mask", "out", "flattened_axis_mask", \
@@ -339,6 +351,20 @@ static void fixture_release(fixture *f)
       strided_view_view(NULL, &f->l, &f32, &o->view))                                              \
     X(view_view_out, "strided_view_view", "out", "view", 0,                                        \
       strided_view_view(&f->v, &f->l, &f32, NULL))                                                 \
+    X(view_from_buffer_ex_buffer, "strided_view_from_buffer_ex", "buffer", "view", 0,              \
+      strided_view_from_buffer_ex(NULL, &f->l, &f32, true, false, &o->view))                       \
+    X(view_from_buffer_ex_layout, "strided_view_from_buffer_ex", "layout", "view", 0,              \
+      strided_view_from_buffer_ex(f->b, NULL, &f32, true, false, &o->view))                        \
+    X(view_from_buffer_ex_out, "strided_view_from_buffer_ex", "out", "view", 0,                    \
+      strided_view_from_buffer_ex(f->b, &f->l, &f32, true, false, NULL))                           \
+    X(view_view_ex_view, "strided_view_view_ex", "view", "view", 0,                                \
+      strided_view_view_ex(NULL, &f->l, &f32, true, &o->view))                                     \
+    X(view_view_ex_out, "strided_view_view_ex", "out", "view", 0,                                  \
+      strided_view_view_ex(&f->v, &f->l, &f32, true, NULL))                                        \
+    X(view_relane_view, "strided_view_relane", "view", "relane", 0,                                \
+      strided_view_relane(NULL, 2, &o->view))                                                      \
+    X(view_relane_out, "strided_view_relane", "out", "relane", 0,                                  \
+      strided_view_relane(&f->v, 2, NULL))                                                         \
     X(view_wrap_layout, "strided_view_wrap", "layout", "wrap", 0,                                  \
       strided_view_wrap(f->mem, NULL, &f32, false, &cpu, count_release, f, &o->view))              \
     X(view_wrap_out, "strided_view_wrap", "out", "wrap", 0,                                        \
@@ -380,12 +406,18 @@ static void fixture_release(fixture *f)
     /* strided/interface.h */                                                                      \
     X(import_interface_desc, "strided_view_import_interface", "desc", "interface", 0,              \
       strided_view_import_interface(NULL, NULL, NULL, NULL, &o->view, NULL))                       \
+    X(check_interface_export_view, "strided_view_check_interface_export", "view", "interface", 0,  \
+      strided_view_check_interface_export(NULL, "__array_interface__"))                            \
+    X(check_interface_export_what, "strided_view_check_interface_export", "what", "interface", 0,  \
+      strided_view_check_interface_export(&f->v, NULL))                                            \
     /* strided/stream.h */                                                                         \
     X(consumer_stream_out, "strided_consumer_stream_parse", "out", "stream_ptr", 0,                \
       strided_consumer_stream_parse(false, 5, NULL))                                               \
     /* strided/dlpack.h */                                                                         \
     X(dtype_itemsize_out, "strided_dtype_itemsize", "out", "dtype_itemsize", 0,                    \
       strided_dtype_itemsize(f32, NULL))                                                           \
+    X(dtype_element_bits_out, "strided_dtype_element_bits", "out", "dtype_element_bits", 0,        \
+      strided_dtype_element_bits(f32, false, NULL))                                                \
     X(typestr_parse_typestr, "strided_typestr_parse", "typestr", "typestr", 0,                     \
       strided_typestr_parse(NULL, 0, &o->typestr))                                                 \
     X(typestr_parse_out, "strided_typestr_parse", "out", "typestr", 0,                             \

@@ -251,6 +251,26 @@ static void test_every_rule_is_checked_before_the_driver(void **state)
     }
 }
 
+static void test_packed_subbyte_views_have_no_map(void **state)
+{
+    (void)state;
+#if defined(DRIVER_FAKE)
+    fake.reset(2, 0, 1);
+#endif
+    strided_layout l;
+    strided_view v;
+    strided_device device = {STRIDED_DEVICE_CUDA, 0};
+    strided_dtype fp4 = {STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1};
+    assert_ok(strided_layout_init(&l, 1, I64(64), NULL, 1));
+    assert_ok(strided_view_wrap((void *)ADDR, &l, &fp4, false, &device, NULL, NULL, &v));
+    /* Not even as bytes: a byte holds two elements. */
+    const strided_tensor_map_options o = {BOX(16), TYPE(UINT8)};
+    check_refused(&v, &o, STRIDED_ERR_UNSUPPORTED,
+                  "a view of packed 4-bit elements has no tensor map: every element must be "
+                  "whole bytes (see them as pairs, or copy them padded)");
+    strided_view_release(&v);
+}
+
 static void test_arguments_are_required(void **state)
 {
     (void)state;
@@ -711,6 +731,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_rule_is_checked_before_the_driver),
+        cmocka_unit_test(test_packed_subbyte_views_have_no_map),
         cmocka_unit_test(test_arguments_are_required),
         cmocka_unit_test(test_data_types_of_element_types),
         cmocka_unit_test(test_replace_address_arguments),

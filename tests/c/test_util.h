@@ -233,6 +233,27 @@ static inline void check_error_(strided_status got, strided_status code, const c
         fail_at(file, line, "reason \"%s\" does not contain \"%s\"\n", reason, text);
 }
 
+/* The value of width bits (at most 32) from bit position bit of mem, read
+ * one bit at a time, little bit-endian: the reference of the sub-byte
+ * tests. */
+static inline unsigned bits_get(const unsigned char *mem, int64_t bit, int width)
+{
+    unsigned v = 0;
+    for (int i = 0; i < width; i++)
+        v |= (unsigned)((mem[(bit + i) / 8] >> ((bit + i) % 8)) & 1) << i;
+    return v;
+}
+
+/* Write v into width bits from bit position bit of mem, one bit at a time,
+ * the other bits kept. */
+static inline void bits_set(unsigned char *mem, int64_t bit, int width, unsigned v)
+{
+    for (int i = 0; i < width; i++) {
+        unsigned char m = (unsigned char)(1u << ((bit + i) % 8));
+        mem[(bit + i) / 8] = (unsigned char)((mem[(bit + i) / 8] & ~m) | (((v >> i) & 1) ? m : 0));
+    }
+}
+
 /* Fill memory with SENTINEL, and check that it still holds only SENTINEL. */
 static inline void fill_sentinel(void *p, size_t n)
 {

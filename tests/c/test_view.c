@@ -820,9 +820,13 @@ static void test_wrap_errors_leave_the_memory_alone(void **state)
     assert_error(strided_view_wrap(mem, &l, &f32, false, NULL, record_release, &r, &v),
                  STRIDED_ERR_INVALID_ARGUMENT, "wrap",
                  "The dtype's itemsize (4) does not match the layout's itemsize (2).");
+    strided_dtype bits12 = DT(STRIDED_DTYPE_INT, 12);
+    assert_error(strided_view_wrap(mem, &l, &bits12, false, NULL, record_release, &r, &v),
+                 STRIDED_ERR_UNSUPPORTED, "wrap", "");
+    /* Packed 4-bit elements count in a layout of itemsize 1. */
     strided_dtype bits4 = DT(STRIDED_DTYPE_INT, 4);
     assert_error(strided_view_wrap(mem, &l, &bits4, false, NULL, record_release, &r, &v),
-                 STRIDED_ERR_UNSUPPORTED, "wrap", "");
+                 STRIDED_ERR_INVALID_ARGUMENT, "wrap", "has itemsize 1");
     assert_error(strided_view_wrap(mem, NULL, NULL, false, NULL, record_release, &r, &v),
                  STRIDED_ERR_INVALID_ARGUMENT, "wrap", "layout and out are required");
     assert_error(strided_view_wrap(mem, &l, NULL, false, NULL, record_release, &r, NULL),

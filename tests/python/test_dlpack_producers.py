@@ -345,17 +345,24 @@ REJECTED = [case for cases in [
     row(dict(shape=(0, -(2**63)), strides=(1, 1)),
         r"^dl_tensor\.shape\[1\] is -9223372036854775808; extents must be non-negative$",
         "extent-INT64_MIN-after-zero"),
-    # Types that are not whole bytes, vector types, opaque handles, unknown codes:
-    # rejected by name.
+    # Packed sub-byte types whose (2,3):(3,1) layout starts row 1 inside a byte;
+    # bits that are not whole bytes and not a sub-byte type's, vector types, opaque
+    # handles, unknown codes: rejected by name.
     row(dict(dtype=(0, 4, 1)),
-        r"^dtype\(code=0, bits=4, lanes=1\) is not byte-addressable: bits must be a "
-        r"multiple of 8$", "dtype-int4"),
-    row(dict(dtype=(17, 4, 1)),
-        r"^float4_e2m1fn \(4 bits\) is not byte-addressable: sub-byte types are not supported$",
-        "dtype-float4_e2m1fn"),
-    row(dict(dtype=(15, 6, 1)),
-        r"^float6_e2m3fn \(6 bits\) is not byte-addressable: sub-byte types are not supported$",
-        "dtype-float6_e2m3fn"),
+        r"^element \(1,0\) of \(2,3\):\(3,1\), at element offset 3, starts inside a "
+        r"byte: by the packed-layout rule every element of 4 bits starts on a byte boundary "
+        r"\(an offset that is a multiple of 2\), except after the first along one axis of "
+        r"stride 1$", "dtype-int4-split-byte"),
+    row(dict(dtype=(17, 4, 1)), r"^element \(1,0\) of \(2,3\):\(3,1\).* multiple of 2\)",
+        "dtype-float4_e2m1fn-split-byte"),
+    row(dict(dtype=(15, 6, 1)), r"^element \(1,0\) of \(2,3\):\(3,1\).* multiple of 4\)",
+        "dtype-float6_e2m3fn-split-byte"),
+    row(dict(dtype=(17, 8, 1)),
+        r"^float4_e2m1fn has 8 bits, DLPack gives it 4: padded or packed, an element is "
+        r"declared with its own bits$", "dtype-float4_e2m1fn-8-bits"),
+    row(dict(dtype=(0, 3, 1)),
+        r"^dtype\(code=0, bits=3, lanes=1\) is not byte-addressable: bits must be a "
+        r"multiple of 8$", "dtype-int3"),
     row(dict(dtype=(2, 0, 1)), r"^float0 is not supported$", "dtype-bits-0"),
     row(dict(dtype=(0, 24, 1)), r"^int24 is not supported$", "dtype-int24"),
     row(dict(dtype=(6, 16, 1)), r"^16-bit bool is not supported$", "dtype-bool16"),

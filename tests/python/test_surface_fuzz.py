@@ -68,6 +68,7 @@ from surface_cases import (
     forget_hook_tracebacks,
     grid_layouts,
     index_keys,
+    ints,
     interface_dicts,
     itemsizes,
     junk,
@@ -850,6 +851,13 @@ def _(draw):
     return Case(v.view, args, kwargs, (v, a))
 
 
+@target("StridedMemoryView.relaned", VIEW_ERRORS)
+def _(draw):
+    v, a = draw(views())
+    args, kwargs = draw_args(draw, [("lanes", ints())], 1)
+    return Case(v.relaned, args, kwargs, (v, a))
+
+
 VIEW_OBJECTS = views().map(lambda va: va[0])
 
 
@@ -951,9 +959,9 @@ def _(draw):
     return Case(v.__dlpack__, args, kwargs, (v, a))
 
 
-VIEW_PROPERTIES = ("ptr", "device_ptr", "shape", "strides", "size", "dtype", "device_id",
-                   "is_device_accessible", "readonly", "exporting_obj", "layout", "_layout",
-                   "buffer", "__array_interface__")
+VIEW_PROPERTIES = ("ptr", "device_ptr", "shape", "strides", "size", "dtype", "element_bits",
+                   "padded", "device_id", "is_device_accessible", "readonly", "exporting_obj",
+                   "layout", "_layout", "buffer", "__array_interface__")
 
 
 @target("StridedMemoryView properties", PROPERTY_ERRORS,
