@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda/driver.h"
 #include "memory/ipc.h"
@@ -408,6 +409,22 @@ static strided_status create_pool(const char *op, cuda_state *s, CUmemAllocation
     if (status != STRIDED_OK)
         return status;
     status = STRIDED_CUDA_CHECK(op, s->cu->cuMemPoolCreate(&s->pool, &props));
+    if (status == STRIDED_OK && ipc) {
+        /* Exported once now: the driver refuses to export an allocation
+         * (cuMemPoolExportPointer: CUDA_ERROR_INVALID_VALUE, driver 580 on
+         * an H200) of a pool that was never exported to a shareable handle.
+         * The descriptor is closed; export_pool makes the caller's own. */
+        int fd = -1;
+        status = STRIDED_CUDA_CHECK(op,
+                                    s->cu->cuMemPoolExportToShareableHandle(
+                                        &fd, s->pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        if (status == STRIDED_OK) {
+            close(fd);
+        } else {
+            (void)s->cu->cuMemPoolDestroy(s->pool);
+            s->pool = NULL;
+        }
+    }
     strided__context_leave(s->cu, &scope);
     if (status == STRIDED_OK) {
         s->kind = POOL;

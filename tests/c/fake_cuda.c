@@ -119,6 +119,10 @@ struct CUmemPoolHandle_st {
     bool created, destroyed;
     CUmemAccess_flags access[MAX_DEVICES_ACCESS]; /* cuMemPoolSetAccess's, by device */
     struct CUmemPoolHandle_st *imported_from;     /* cuMemPoolImportFromShareableHandle's */
+    /* Exported to a shareable handle at least once: as the real driver
+     * (580, H200), cuMemPoolExportPointer refuses allocations of a pool
+     * never exported (CUDA_ERROR_INVALID_VALUE). */
+    bool exported;
 };
 
 static struct CUctx_st contexts[MAX_DEVICES];
@@ -2213,6 +2217,8 @@ static CUresult fake_cuMemPoolExportToShareableHandle(void *handle_out, CUmemory
     pthread_mutex_lock(&lock);
     bool ok = is_pool_locked(pool) && pool->created && pool->imported_from == NULL &&
               pool->props.handleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    if (ok)
+        pool->exported = true;
     pthread_mutex_unlock(&lock);
     if (!ok)
         return CUDA_ERROR_INVALID_VALUE;
@@ -2271,7 +2277,8 @@ static CUresult fake_cuMemPoolExportPointer(CUmemPoolPtrExportData *data, CUdevi
     range *x = find((uintptr_t)ptr);
     CUmemoryPool pool = x != NULL ? x->r.mempool : NULL;
     bool ok = x != NULL && x->r.begin == (uintptr_t)ptr && x->how == POOL_ALLOC &&
-              pool->props.handleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+              pool->props.handleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR &&
+              (pool->exported || pool->imported_from != NULL);
     fake_payload p = {FAKE_POOL_MAGIC, ok ? x->serial : 0, (uint64_t)ptr,
                       (uint64_t)(uintptr_t)pool};
     pthread_mutex_unlock(&lock);

@@ -466,6 +466,22 @@ static void test_pool_import_failures(void **state)
 
 /* The whole trip of a pool allocation: export, import in "another
  * process", the same memory, exported again, unmapped when released. */
+/* An allocation exports before its pool ever has: the driver refuses
+ * cuMemPoolExportPointer for a pool never exported to a shareable handle
+ * (as the fake does), so creating an IPC-enabled pool exports it once. */
+static void test_pool_allocation_exports_before_the_pool(void **state)
+{
+    (void)state;
+    fake.reset(2, 0, 1);
+    strided_memory_resource *mr = ipc_pool(0);
+    strided_buffer *b = NULL;
+    unsigned char d[DSIZE];
+    assert_ok(strided_buffer_alloc(mr, 256, NULL, &b));
+    assert_ok(strided_buffer_export_ipc(b, d));
+    strided_buffer_release(b);
+    strided_memory_resource_release(mr);
+}
+
 static void test_pool_buffer_round_trip(void **state)
 {
     strided_memory_resource *mr, *mapped;
@@ -855,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_ipc_pool_needs_fd_handles),
         cmocka_unit_test(test_mapped_pool),
         cmocka_unit_test(test_pool_import_failures),
+        cmocka_unit_test(test_pool_allocation_exports_before_the_pool),
         cmocka_unit_test(test_pool_buffer_round_trip),
         cmocka_unit_test(test_pool_import_refusals),
         cmocka_unit_test(test_pool_import_stale_and_foreign),
