@@ -60,6 +60,10 @@ def _per_call_us(fn, repeat):
     return statistics.median(times) * 1e6
 
 
+# Seconds a queue waits for the other process before the run gives up.
+TIMEOUT = 300
+
+
 def _gbps(nbytes, seconds):
     return 2 * nbytes / seconds / 1e9  # read and written
 
@@ -72,7 +76,7 @@ def _consumer(q_in, q_out, repeat):
         stream = _stream()
         results = {}
         while True:
-            item = q_in.get()
+            item = q_in.get(timeout=TIMEOUT)
             if item is None:
                 break
             name, mr, buf_desc, view_desc, shape, checksum = item
@@ -154,6 +158,7 @@ def main():
     p = ctx.Process(target=_consumer, args=(q_in, q_out, repeat))
     p.start()
     export = {}
+    result = ["no result", "the producer failed before the consumer answered"]
     try:
         for name, buf in buffers.items():
             view = StridedMemoryView.from_buffer(buf, StridedLayout.dense(shape, 4), dtype=np.float32)
@@ -164,13 +169,18 @@ def main():
                 view_us=_per_call_us(lambda: view.get_ipc_descriptor(), repeat))
             q_in.put((name, pool if name == "pool" else None, buf.ipc_descriptor,
                       view.get_ipc_descriptor(), shape, checksum))
-            r = q_out.get()
+            r = q_out.get(timeout=TIMEOUT)
             if r != "next":
                 break
         q_in.put(None)
-        result = r if r != "next" else q_out.get()
+        result = r if r != "next" else q_out.get(timeout=TIMEOUT)
     finally:
-        p.join(600)
+        # Whatever failed, the consumer is told to stop and is not waited for
+        # beyond a minute.
+        q_in.put(None)
+        p.join(60)
+        if p.is_alive():
+            p.terminate()
         buffers.clear()
         driver.cuMemFree(raw)
     if result[0] != "ok":

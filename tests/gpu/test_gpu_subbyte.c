@@ -67,12 +67,14 @@ static int64_t bit_of(const side *s, int width, int64_t o)
 }
 
 /* Allocate and fill a side: its offsets are non-negative, and the
- * allocation ends with the last byte its elements touch. */
+ * allocation ends with the last byte its elements touch (the highest
+ * offset: a negative stride reaches it at index 0). */
 static void make_side(side *s, int width, uint64_t *seed)
 {
     int64_t hi = s->offset;
     for (int k = 0; k < 2; k++)
-        hi += (s->shape[k] - 1) * s->strides[k];
+        if (s->strides[k] > 0)
+            hi += (s->shape[k] - 1) * s->strides[k];
     s->bytes = s->padded ? hi + 1 : ((hi + 1) * width + 7) / 8;
     s->host = malloc((size_t)s->bytes);
     assert_non_null(s->host);

@@ -181,13 +181,13 @@ def test_discards(kind):
         driver.discard(buf)
         driver.fill(buf, 2)
         control = host_bytes(buf)
-        bad = int((got != 2).sum())
+        bad, size = int((got != 2).sum()), buf.size
         assert not (control == 2).all(), (
-            f"strided's fill, discard, fill left {bad} of {buf.size} bytes unwritten; "
+            f"strided's fill, discard, fill left {bad} of {size} bytes unwritten; "
             f"the same calls through libcuda did not")
         buf.close()
         pytest.skip(f"the driver loses writes after a discard of {kind} memory: "
-                    f"{int((control != 2).sum())} of {buf.size} bytes unwritten "
+                    f"{int((control != 2).sum())} of {size} bytes unwritten "
                     f"by libcuda's own cuMemsetD8Async after cuMemDiscardBatchAsync")
     buf.discard_prefetch(0, stream=PER_THREAD)
     buf.fill(3, stream=PER_THREAD)
