@@ -860,17 +860,40 @@ PyObject *strided_py_view_exchange_protocol(PyObject *cls, PyObject *obj)
 /* from_dlpack, from_cuda_array_interface or from_array_interface, by the
  * protocol obj speaks. The array interface describes host memory, which
  * orders nothing: stream_ptr, when given, is only checked. */
+/* Whether obj is a NumPy array of a type strided knows and DLPack has a
+ * code for, which NumPy's __dlpack__ refuses all the same (it exports
+ * booleans, integers, floats and complex numbers only): ml_dtypes' bfloat16,
+ * float8 and sub-byte types. from_any_interface reads those through the
+ * array interface. Any doubt (an exception) answers no, cleared. */
+static bool ndarray_beyond_numpy_dlpack(PyObject *obj)
+{
+    if (!is_ndarray(obj))
+        return false;
+    PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
+    strided_typestr info;
+    bool beyond = dtype != NULL && strided_py_dtype_info(dtype, &info) == 0 && info.has_dtype &&
+                  strchr("biufc", info.kind) == NULL;
+    Py_XDECREF(dtype);
+    PyErr_Clear();
+    return beyond;
+}
+
 static PyObject *from_any(PyObject *cls, PyObject *obj, PyObject *stream_ptr)
 {
     PyObject *call[2] = {obj, stream_ptr};
     strided_consumer_stream unused;
     switch (strided_py_exchange_protocol(obj)) {
-    case STRIDED_PY_PROTOCOL_DLPACK: return strided_py_view_from_dlpack(cls, call, 2, NULL);
-    case STRIDED_PY_PROTOCOL_CAI: return strided_py_view_from_cai(cls, call, 2, NULL);
+    case STRIDED_PY_PROTOCOL_DLPACK:
+        /* stream_ptr=None goes to from_dlpack all the same, which refuses
+         * it for host memory as for any array. */
+        if (stream_ptr == Py_None || !ndarray_beyond_numpy_dlpack(obj))
+            return strided_py_view_from_dlpack(cls, call, 2, NULL);
+        /* fall through */
     case STRIDED_PY_PROTOCOL_ARRAY:
         if (stream_ptr != Py_None && consumer_stream(stream_ptr, &unused) < 0)
             return NULL;
         return strided_py_view_from_array_interface(cls, obj);
+    case STRIDED_PY_PROTOCOL_CAI: return strided_py_view_from_cai(cls, call, 2, NULL);
     default: return NULL;
     }
 }

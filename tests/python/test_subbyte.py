@@ -165,10 +165,16 @@ def test_ml_dtypes_arrays_are_padded_views():
                  "uint2"]:
         dtype = np.dtype(getattr(ml_dtypes, name))
         a = (np.arange(12) % 2).astype(dtype).reshape(3, 4)[:, ::-1]
-        # (from_any_interface takes NumPy's DLPack first, which refuses them.)
         v = StridedMemoryView.from_array_interface(a)
         assert v.dtype == dtype and v.padded and v.element_bits == 8
         assert v.shape == (3, 4) and v.strides == (4, -1)
+        # NumPy's __dlpack__ refuses them: from_any_interface reads the
+        # array interface instead, and still refuses stream_ptr=None.
+        w = StridedMemoryView.from_any_interface(a, stream_ptr=-1)
+        assert (w.ptr, w.shape, w.strides, w.dtype, w.padded) == (
+            v.ptr, v.shape, v.strides, v.dtype, v.padded)
+        with pytest.raises(BufferError, match="stream=None is ambiguous"):
+            StridedMemoryView.from_any_interface(a, stream_ptr=None)
         np.testing.assert_array_equal(np.asarray(v).view(dtype), a)
         # Exported with the flag and imported again: still padded.
         again = StridedMemoryView.from_dlpack(v, stream_ptr=-1)
