@@ -880,14 +880,27 @@ static bool ndarray_beyond_numpy_dlpack(PyObject *obj)
 
 static PyObject *from_any(PyObject *cls, PyObject *obj, PyObject *stream_ptr)
 {
-    PyObject *call[2] = {obj, stream_ptr};
+    PyObject *call[2] = {obj, stream_ptr}, *view;
     strided_consumer_stream unused;
     switch (strided_py_exchange_protocol(obj)) {
     case STRIDED_PY_PROTOCOL_DLPACK:
-        /* stream_ptr=None goes to from_dlpack all the same, which refuses
-         * it for host memory as for any array. */
-        if (stream_ptr == Py_None || !ndarray_beyond_numpy_dlpack(obj))
-            return strided_py_view_from_dlpack(cls, call, 2, NULL);
+        view = strided_py_view_from_dlpack(cls, call, 2, NULL);
+        /* Asked only after a failure, so that the DLPack route costs
+         * nothing more; stream_ptr=None stays refused for host memory, as
+         * for any array. */
+        if (view != NULL || stream_ptr == Py_None || !PyErr_ExceptionMatches(PyExc_BufferError))
+            return view;
+        {
+            PyObject *exc = strided_py_take_exception();
+            bool beyond = exc != NULL && ndarray_beyond_numpy_dlpack(obj);
+            if (!beyond) {
+                if (exc != NULL)
+                    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+                Py_XDECREF(exc);
+                return NULL;
+            }
+            Py_DECREF(exc);
+        }
         /* fall through */
     case STRIDED_PY_PROTOCOL_ARRAY:
         if (stream_ptr != Py_None && consumer_stream(stream_ptr, &unused) < 0)
