@@ -16,8 +16,9 @@
  * Checked: strided_buffer_ipc_describe succeeds exactly when the
  * descriptor is one by the format of docs/ipc.md (size, magic, version,
  * checksum, and the fields: sharing, kind and device together, a size in
- * 1..2**63 - 1, reserved bytes zero, a pool allocation without an offset,
- * a legacy buffer inside its allocation), computed here independently; a
+ * 1..2**63 - 1, reserved bytes zero, a device UUID on device memory only, a
+ * pool allocation without an offset, a legacy buffer inside its
+ * allocation), computed here independently; a
  * success reports the fields as written; a failure is
  * STRIDED_ERR_INVALID_ARGUMENT with a message and leaves the output
  * untouched. An import (no driver in the fuzzing process, no resource)
@@ -70,7 +71,7 @@ static bool valid_buffer_descriptor(const uint8_t *d, size_t size)
     if (size != BUFFER_SIZE || memcmp(d, "STRDIPCB", 8) != 0 || le(d + 8, 2) != 1 ||
         le(d + 184, 8) != fnv1a(d, 184))
         return false;
-    unsigned sharing = d[10], kind = d[11], has_id = d[64];
+    unsigned sharing = d[10], kind = d[11], has_id = d[64], has_uuid = d[176];
     int32_t device = (int32_t)(uint32_t)le(d + 12, 4);
     uint64_t bytes = le(d + 72, 8), offset = le(d + 80, 8), allocation = le(d + 88, 8);
     if (sharing != 1 && sharing != 2)
@@ -81,7 +82,11 @@ static bool valid_buffer_descriptor(const uint8_t *d, size_t size)
         return false;
     if (bytes == 0 || bytes > (uint64_t)INT64_MAX)
         return false;
-    if (has_id > 1 || !zero(d + 65, 7) || !zero(d + 160, 24) || (!has_id && !zero(d + 48, 16)))
+    if (has_id > 1 || !zero(d + 65, 7) || (!has_id && !zero(d + 48, 16)))
+        return false;
+    /* Bytes 160..175: device memory's device UUID, flagged by byte 176. */
+    if (has_uuid > 1 || (has_uuid && kind != STRIDED_MEMORY_DEVICE) || !zero(d + 177, 7) ||
+        (!has_uuid && !zero(d + 160, 16)))
         return false;
     if (sharing == 1)
         return offset == 0 && allocation == 0;
@@ -105,6 +110,8 @@ static void check_describe(const uint8_t *d, size_t size)
                      info.device_id == (int32_t)(uint32_t)le(d + 12, 4) &&
                      info.size == le(d + 72, 8) && info.offset == le(d + 80, 8) &&
                      info.has_pool_id == (d[64] == 1) && memcmp(info.pool_id, d + 48, 16) == 0 &&
+                     info.has_device_uuid == (d[176] == 1) &&
+                     memcmp(info.device_uuid, d + 160, 16) == 0 &&
                      info.exporter_pid == (int64_t)le(d + 32, 8),
                  "ipc_describe reported fields other than those written");
     /* An import without a driver and without a resource cannot map it. */

@@ -151,6 +151,12 @@ typedef struct strided_buffer_ipc_info {
     bool has_pool_id;            /* pool: the pool's identity is known */
     unsigned char pool_id[STRIDED_IPC_POOL_ID_SIZE];
     int64_t exporter_pid; /* the process that wrote the descriptor */
+    /* Device memory: the device's UUID (cuDeviceGetUuid). An import maps
+     * the memory on the device of this UUID, whatever ordinal this process
+     * gives it (CUDA_VISIBLE_DEVICES may number the GPUs otherwise), and
+     * refuses a descriptor whose device this process does not see. */
+    bool has_device_uuid;
+    unsigned char device_uuid[16];
 } strided_buffer_ipc_info;
 
 /* Write a descriptor of b's memory, for another process to import.

@@ -39,6 +39,10 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
+/* A device's UUID (cuDeviceGetUuid): 16 bytes, as nvidia-smi's GPU-... */
+typedef struct CUuuid_st {
+    char bytes[16];
+} CUuuid;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef unsigned long long CUdeviceptr;

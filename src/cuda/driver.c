@@ -69,6 +69,7 @@ static const entry entries[] = {
     ENTRY(cuDeviceGetCount),
     ENTRY(cuDeviceGet),
     ENTRY(cuDeviceGetName),
+    ENTRY(cuDeviceGetUuid),
     ENTRY(cuDeviceGetAttribute),
     ENTRY(cuDevicePrimaryCtxRetain),
     ENTRY(cuCtxGetCurrent),

@@ -22,7 +22,9 @@
  *    80   8  legacy: offset of the buffer in its allocation; pool: 0
  *    88   8  legacy: size of that allocation; pool: 0
  *    96  64  the driver's handle (CUmemPoolPtrExportData or CUipcMemHandle)
- *   160  24  zero
+ *   160  16  device memory: the device's UUID (cuDeviceGetUuid); else zero
+ *   176   1  1 when the device's UUID is there, else 0
+ *   177   7  zero
  *   184   8  checksum: FNV-1a 64 of bytes 0..183
  */
 #define _GNU_SOURCE /* getrandom */
@@ -53,7 +55,9 @@ enum {
     OFFSET = 80,
     ALLOCATION_SIZE = 88,
     HANDLE = 96,
-    RESERVED = 160,
+    DEVICE_UUID = 160,
+    HAS_DEVICE_UUID = 176,
+    RESERVED = 177,
     CHECKSUM = 184
 };
 
@@ -202,6 +206,64 @@ static void begin_descriptor(unsigned char *d, strided_ipc_sharing sharing,
     strided__put_le(d + SIZE, size, 8);
 }
 
+/* The UUID of device (an ordinal), which names the GPU the same way in
+ * every process whatever CUDA_VISIBLE_DEVICES numbers it. Assumes: a
+ * driver is loaded. */
+static strided_status device_uuid(const char *op, const strided__driver *cu, int device,
+                                  unsigned char out[16])
+{
+    CUdevice dev = 0;
+    CUuuid uuid;
+    strided_status status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGet(&dev, device));
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGetUuid(&uuid, dev));
+    if (status == STRIDED_OK)
+        memcpy(out, uuid.bytes, 16);
+    return status;
+}
+
+/* Device memory's descriptor names its device by UUID too. */
+static strided_status put_device_uuid(const char *op, const strided__driver *cu, int device,
+                                      unsigned char *d)
+{
+    strided_status status = device_uuid(op, cu, device, d + DEVICE_UUID);
+    if (status == STRIDED_OK)
+        d[HAS_DEVICE_UUID] = 1;
+    return status;
+}
+
+/* The ordinal in this process of the device a descriptor names by UUID
+ * (another process may number the GPUs otherwise: CUDA_VISIBLE_DEVICES),
+ * into info->device_id; a descriptor without one keeps its ordinal. */
+static strided_status local_device(const char *op, strided_buffer_ipc_info *info)
+{
+    if (!info->has_device_uuid)
+        return STRIDED_OK;
+    const strided__driver *cu;
+    int count = 0;
+    strided_status status = strided__cuda(op, &cu);
+    if (status == STRIDED_OK)
+        status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGetCount(&count));
+    for (int i = 0; status == STRIDED_OK && i < count; i++) {
+        unsigned char uuid[16];
+        status = device_uuid(op, cu, i, uuid);
+        if (status == STRIDED_OK && memcmp(uuid, info->device_uuid, 16) == 0) {
+            info->device_id = i;
+            return STRIDED_OK;
+        }
+    }
+    if (status != STRIDED_OK)
+        return status;
+    const unsigned char *u = info->device_uuid;
+    return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
+                         "the descriptor's device (GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-"
+                         "%02x%02x-%02x%02x%02x%02x%02x%02x, device %d in the exporter) is not "
+                         "one of this process's %d CUDA devices (CUDA_VISIBLE_DEVICES may hide "
+                         "it)",
+                         u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+                         u[12], u[13], u[14], u[15], info->device_id, count);
+}
+
 static void finish(unsigned char *d)
 {
     strided__put_le(d + CHECKSUM, strided__ipc_checksum(d, CHECKSUM), 8);
@@ -237,6 +299,8 @@ strided_status strided_buffer_ipc_describe(const void *descriptor, size_t size,
     uint64_t allocation = strided__get_le(d + ALLOCATION_SIZE, 8);
     info.has_pool_id = d[HAS_POOL_ID] == 1;
     memcpy(info.pool_id, d + POOL_ID, sizeof info.pool_id);
+    info.has_device_uuid = d[HAS_DEVICE_UUID] == 1;
+    memcpy(info.device_uuid, d + DEVICE_UUID, sizeof info.device_uuid);
     info.exporter_pid = (int64_t)strided__get_le(d + PID, 8);
     /* The checksum catches accidents; these catch a writer that is wrong
      * (or hostile), whose fields must still describe memory that can
@@ -248,14 +312,16 @@ strided_status strided_buffer_ipc_describe(const void *descriptor, size_t size,
     else if (info.kind != STRIDED_MEMORY_DEVICE &&
              (info.kind != STRIDED_MEMORY_PINNED || info.sharing != STRIDED_IPC_POOL))
         wrong = "its memory kind cannot be shared that way";
-    else if ((info.kind == STRIDED_MEMORY_DEVICE) != (info.device_id >= 0) || info.device_id < -1)
+    else if ((info.kind == STRIDED_MEMORY_DEVICE) != (info.device_id >= 0) || info.device_id < -1 ||
+             (info.has_device_uuid && info.kind != STRIDED_MEMORY_DEVICE))
         wrong = "its device does not fit its memory kind";
     else if (info.size == 0 || info.size > (uint64_t)INT64_MAX)
         wrong = "its size is 0 or above 2**63 - 1";
-    else if (d[HAS_POOL_ID] > 1 ||
+    else if (d[HAS_POOL_ID] > 1 || d[HAS_DEVICE_UUID] > 1 ||
              !strided__all_zero(d + HAS_POOL_ID + 1, SIZE - HAS_POOL_ID - 1) ||
              !strided__all_zero(d + RESERVED, CHECKSUM - RESERVED) ||
-             (!info.has_pool_id && !strided__all_zero(info.pool_id, 16)))
+             (!info.has_pool_id && !strided__all_zero(info.pool_id, 16)) ||
+             (!info.has_device_uuid && !strided__all_zero(info.device_uuid, 16)))
         wrong = "its reserved bytes are not zero";
     else if (info.sharing == STRIDED_IPC_POOL && (info.offset != 0 || allocation != 0))
         wrong = "a pool allocation's descriptor has an offset";
@@ -314,6 +380,9 @@ static strided_status export_pool_allocation(const char *op, const strided_buffe
                                                                   : STRIDED_MEMORY_PINNED;
     begin_descriptor(d, STRIDED_IPC_POOL, kind, kind == STRIDED_MEMORY_DEVICE ? pool->device : -1,
                      strided_buffer_size(b));
+    if (kind == STRIDED_MEMORY_DEVICE &&
+        (status = put_device_uuid(op, pool->cu, pool->device, d)) != STRIDED_OK)
+        return status;
     if (pool->has_id) {
         memcpy(d + POOL_ID, pool->id, sizeof pool->id);
         d[HAS_POOL_ID] = 1;
@@ -353,6 +422,8 @@ static strided_status export_legacy(const char *op, const strided_buffer *b, uns
                              (unsigned long long)size, strided_buffer_ptr(b), allocation,
                              (void *)(uintptr_t)base);
     begin_descriptor(d, STRIDED_IPC_LEGACY, STRIDED_MEMORY_DEVICE, info.device_id, size);
+    if ((status = put_device_uuid(op, cu, info.device_id, d)) != STRIDED_OK)
+        return status;
     strided__put_le(d + OFFSET, offset, 8);
     strided__put_le(d + ALLOCATION_SIZE, allocation, 8);
     memcpy(d + HANDLE, handle.reserved, sizeof handle.reserved);
@@ -546,6 +617,8 @@ strided_status strided_buffer_import_ipc(strided_memory_resource *mr, const void
                              "the descriptor was written by this process (pid %lld): a process "
                              "imports memory of other processes only; use the buffer itself",
                              (long long)me.pid);
+    if ((status = local_device(op, &info)) != STRIDED_OK)
+        return status;
     strided_buffer *b = NULL;
     if (info.sharing == STRIDED_IPC_POOL) {
         strided__pool_ipc pool;

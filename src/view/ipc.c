@@ -290,8 +290,11 @@ strided_status strided_view_import_ipc(strided_memory_resource *mr, const void *
                                        &b);
     if (status != STRIDED_OK)
         return strided__refail(status, op, "");
+    /* The event is opened on the device the memory was mapped on: this
+     * process's ordinal of the exporter's GPU. */
+    int local = strided_buffer_memory_info(b).device_id;
     if (p.flags & HAS_EVENT)
-        status = wait_event(op, d + EVENT, info.device_id < 0 ? 0 : info.device_id, stream);
+        status = wait_event(op, d + EVENT, local < 0 ? 0 : local, stream);
     /* A view of the buffer's bytes, moved to the descriptor's origin and
      * then given its layout, which must stay inside the buffer. */
     strided_layout bytes;

@@ -86,6 +86,7 @@ FAKE_EXPORT int fake_cuda_last_memop(fake_cuda_memop *out);
 FAKE_EXPORT int fake_cuda_last_tensor_map(fake_cuda_tensor_map *out);
 FAKE_EXPORT int fake_cuda_pool_access(void *pool, int device);
 FAKE_EXPORT void fake_cuda_set_capturing(void *stream, int on);
+FAKE_EXPORT void fake_cuda_set_device_uuid(int device, const unsigned char *uuid);
 FAKE_EXPORT int fake_cuda_managed_info(uintptr_t address, fake_cuda_managed *out);
 FAKE_EXPORT int fake_cuda_last_managed_op(fake_cuda_managed_op *out);
 FAKE_EXPORT int fake_cuda_last_copy_attributes(fake_cuda_copy_attributes *out);
@@ -127,6 +128,10 @@ struct CUmemPoolHandle_st {
 
 static struct CUctx_st contexts[MAX_DEVICES];
 static struct CUmemPoolHandle_st pools[MAX_DEVICES];
+/* The devices' UUIDs (cuDeviceGetUuid): by default bytes 9e 1d 5a 11 ... and
+ * the ordinal last; fake_cuda_set_device_uuid changes one (another
+ * process's numbering of the same GPUs). */
+static unsigned char device_uuids[MAX_DEVICES][16];
 static _Thread_local CUcontext current;
 
 /* Each device's primary context and default pool know their device. */
@@ -152,6 +157,7 @@ __attribute__((constructor)) static void number_devices(void)
     X(cuDeviceGetCount)                   \
     X(cuDeviceGet)                        \
     X(cuDeviceGetName)                    \
+    X(cuDeviceGetUuid)                    \
     X(cuDeviceGetAttribute)               \
     X(cuDevicePrimaryCtxRetain)           \
     X(cuCtxGetCurrent)                    \
@@ -423,6 +429,12 @@ void fake_cuda_reset(int count, int pageable_memory_access, int memory_pools_sup
         memset(pools[i].access, 0, sizeof pools[i].access);
     }
     memset(capturing, 0, sizeof capturing);
+    for (int i = 0; i < MAX_DEVICES; i++) {
+        static const unsigned char base[15] = {0x9e, 0x1d, 0x5a, 0x11, 0x0f, 0xa4, 0x4e, 0xc0,
+                                               0xb7, 0x2d, 0x61, 0x3a, 0x85, 0x5c, 0x00};
+        memcpy(device_uuids[i], base, sizeof base);
+        device_uuids[i][15] = (unsigned char)i;
+    }
     managed_op_done = false;
     copy_attributes_done = false;
     for (size_t i = 0; i < ncreated_pools; i++)
@@ -637,6 +649,27 @@ static CUresult fake_cuDeviceGet(CUdevice *dev, int ordinal)
 
 /* Every device has the same name, truncated to len - 1 characters as the
  * driver truncates it. */
+static CUresult fake_cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+    BEGIN_INITIALIZED(cuDeviceGetUuid);
+    if (uuid == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
+    bool ok = valid_device(dev);
+    if (ok)
+        memcpy(uuid->bytes, device_uuids[dev], 16);
+    pthread_mutex_unlock(&lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+void fake_cuda_set_device_uuid(int device, const unsigned char *uuid)
+{
+    pthread_mutex_lock(&lock);
+    if (device >= 0 && device < MAX_DEVICES && uuid != NULL)
+        memcpy(device_uuids[device], uuid, 16);
+    pthread_mutex_unlock(&lock);
+}
+
 static CUresult fake_cuDeviceGetName(char *name, int len, CUdevice dev)
 {
     BEGIN_INITIALIZED(cuDeviceGetName);
@@ -2479,6 +2512,7 @@ static const symbol symbols[] = {
     SYMBOL(cuDeviceGetCount, 2000),
     SYMBOL(cuDeviceGet, 2000),
     SYMBOL(cuDeviceGetName, 2000),
+    SYMBOL(cuDeviceGetUuid, 9020),
     SYMBOL(cuDeviceGetAttribute, 2000),
     SYMBOL(cuDevicePrimaryCtxRetain, 7000),
     SYMBOL(cuCtxGetCurrent, 4000),

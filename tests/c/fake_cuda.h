@@ -185,6 +185,11 @@ typedef int (*fake_cuda_pool_access_fn)(void *pool, int device);
  * reset. */
 typedef void (*fake_cuda_set_capturing_fn)(void *stream, int on);
 
+/* Give device the UUID cuDeviceGetUuid reports (16 bytes), as another
+ * process's numbering of the same GPUs would. Every device has its default
+ * again after a reset. */
+typedef void (*fake_cuda_set_device_uuid_fn)(int device, const unsigned char *uuid);
+
 /* Managed memory. Advice (cuMemAdvise, both generations), prefetches
  * (cuMemPrefetchAsync, both) and discards (the batched calls of CUDA 13.0)
  * apply to ranges of managed memory only (CUDA_ERROR_INVALID_VALUE

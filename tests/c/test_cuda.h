@@ -39,6 +39,7 @@ typedef struct fake_cuda_api {
     fake_cuda_last_memop_fn last_memop;
     fake_cuda_pool_access_fn pool_access;
     fake_cuda_set_capturing_fn set_capturing;
+    fake_cuda_set_device_uuid_fn set_device_uuid;
     fake_cuda_managed_info_fn managed_info;
     fake_cuda_last_managed_op_fn last_managed_op;
     fake_cuda_last_copy_attributes_fn last_copy_attributes;
@@ -91,6 +92,7 @@ static inline void use_fake_driver(const char *path, int device_count)
     fake_symbol_(lib, "fake_cuda_last_memop", &fake.last_memop);
     fake_symbol_(lib, "fake_cuda_pool_access", &fake.pool_access);
     fake_symbol_(lib, "fake_cuda_set_capturing", &fake.set_capturing);
+    fake_symbol_(lib, "fake_cuda_set_device_uuid", &fake.set_device_uuid);
     fake_symbol_(lib, "fake_cuda_managed_info", &fake.managed_info);
     fake_symbol_(lib, "fake_cuda_last_managed_op", &fake.last_managed_op);
     fake_symbol_(lib, "fake_cuda_last_copy_attributes", &fake.last_copy_attributes);

@@ -789,6 +789,50 @@ static void test_legacy_round_trip(void **state)
     fake.remove_range((uintptr_t)device_memory);
 }
 
+/* The importer maps device memory on the GPU the descriptor names by
+ * UUID, whatever ordinal it has there: here the exporter's device 1 is
+ * the importer's device 0 (as CUDA_VISIBLE_DEVICES=1,0 would number it). */
+static void test_devices_are_named_by_uuid(void **state)
+{
+    (void)state;
+    fake.reset(2, 0, 1);
+    add_device_memory();
+    strided_buffer *b = NULL, *out = NULL;
+    unsigned char d[DSIZE];
+    assert_ok(strided_buffer_wrap(device_memory, 64, NULL, NULL, &b));
+    assert_ok(strided_buffer_export_ipc(b, d));
+    strided_buffer_ipc_info info;
+    assert_ok(strided_buffer_ipc_describe(d, DSIZE, &info));
+    assert_true(info.has_device_uuid);
+    assert_int_equal(info.device_id, 1);
+    unsigned char uuid0[16], uuid1[16];
+    memcpy(uuid0, info.device_uuid, 16);
+    memcpy(uuid1, uuid0, 16);
+    uuid1[15] ^= 0x40;
+    be_another_process(true);
+    fake.set_device_uuid(1, uuid1);
+    fake.set_device_uuid(0, uuid0);
+    assert_ok(strided_buffer_import_ipc(NULL, d, DSIZE, NULL, &out));
+    assert_int_equal(strided_buffer_memory_info(out).device_id, 0);
+    strided_buffer_release(out);
+    be_another_process(false);
+    strided_buffer_release(b);
+    /* A UUID on pinned memory, or one flagged absent but written, is not
+     * a valid descriptor. */
+    unsigned char bad[DSIZE];
+    memcpy(bad, d, DSIZE);
+    bad[176] = 0;
+    reseal(bad);
+    assert_error(strided_buffer_ipc_describe(bad, DSIZE, &info), STRIDED_ERR_INVALID_ARGUMENT,
+                 "ipc_describe", "its reserved bytes are not zero");
+    memcpy(bad, d, DSIZE);
+    bad[176] = 2;
+    reseal(bad);
+    assert_error(strided_buffer_ipc_describe(bad, DSIZE, &info), STRIDED_ERR_INVALID_ARGUMENT,
+                 "ipc_describe", "its reserved bytes are not zero");
+    fake.remove_range((uintptr_t)device_memory);
+}
+
 static void test_legacy_failures(void **state)
 {
     strided_buffer *b = NULL, *out;
@@ -807,9 +851,21 @@ static void test_legacy_failures(void **state)
     assert_ok(strided_buffer_export_ipc(b, d));
     fill_sentinel(&out, sizeof out);
     be_another_process(true);
-    /* A device this process does not have. */
+    /* A device this process does not see (its UUID is none of this
+     * process's devices'). */
     unsigned char moved[DSIZE];
     memcpy(moved, d, DSIZE);
+    assert_int_equal(moved[176], 1);
+    memset(moved + 160, 0x33, 16);
+    reseal(moved);
+    assert_error(strided_buffer_import_ipc(NULL, moved, DSIZE, NULL, &out),
+                 STRIDED_ERR_INVALID_ARGUMENT, "import_ipc",
+                 "the descriptor's device (GPU-33333333-3333-3333-3333-333333333333, device 1 "
+                 "in the exporter) is not one of this process's 2 CUDA devices "
+                 "(CUDA_VISIBLE_DEVICES may hide it)");
+    /* Without a UUID, the ordinal: a device this process does not have. */
+    memcpy(moved, d, DSIZE);
+    memset(moved + 160, 0, 17);
     strided__put_le(moved + 12, 7, 4);
     reseal(moved);
     assert_error(strided_buffer_import_ipc(NULL, moved, DSIZE, NULL, &out),
@@ -872,6 +928,7 @@ int main(void)
         cmocka_unit_test(test_mapped_pool),
         cmocka_unit_test(test_pool_import_failures),
         cmocka_unit_test(test_pool_allocation_exports_before_the_pool),
+        cmocka_unit_test(test_devices_are_named_by_uuid),
         cmocka_unit_test(test_pool_buffer_round_trip),
         cmocka_unit_test(test_pool_import_refusals),
         cmocka_unit_test(test_pool_import_stale_and_foreign),
