@@ -54,6 +54,7 @@
 #endif
 
 #include "bench_clock.h"
+#include "bench_json.h"
 #include "copy/host.h"
 
 #define MAX_REPEATS 101
@@ -231,8 +232,6 @@ static int write_json(const char *path, const struct result *results, int n, int
     cJSON *root = cJSON_CreateObject();
     cJSON *machine, *list;
     char method[512];
-    FILE *f;
-    char *text;
 
     cJSON_AddStringToObject(root, "benchmark", "copy_cpu");
     snprintf(method, sizeof method,
@@ -264,18 +263,7 @@ static int write_json(const char *path, const struct result *results, int n, int
         cJSON_AddNumberToObject(o, "fraction_of_memcpy", r->gbps / r->memcpy_gbps);
         cJSON_AddItemToArray(list, o);
     }
-    text = cJSON_Print(root);
-    cJSON_Delete(root);
-    f = fopen(path, "w");
-    if (text == NULL || f == NULL || fputs(text, f) < 0 || fputc('\n', f) == EOF) {
-        fprintf(stderr, "bench_copy_cpu: cannot write %s\n", path);
-        if (f != NULL)
-            fclose(f);
-        free(text);
-        return 0;
-    }
-    free(text);
-    return fclose(f) == 0;
+    return bench_json_save(root, path, "bench_copy_cpu");
 #else
     (void)results;
     (void)n;

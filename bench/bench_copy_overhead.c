@@ -67,6 +67,7 @@
 #endif
 
 #include "bench_clock.h"
+#include "bench_json.h"
 #include "copy/kernels.h"
 #include "copy/launch.h"
 #include "copy/plan.h"
@@ -880,18 +881,7 @@ static int write_json(const char *path)
         }
         cJSON_AddItemToArray(list, o);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    FILE *f = fopen(path, "w");
-    if (text == NULL || f == NULL || fputs(text, f) < 0 || fputc('\n', f) == EOF) {
-        fprintf(stderr, "bench_copy_overhead: cannot write %s\n", path);
-        if (f != NULL)
-            fclose(f);
-        free(text);
-        return 0;
-    }
-    free(text);
-    return fclose(f) == 0;
+    return bench_json_save(root, path, "bench_copy_overhead");
 #else
     fprintf(stderr,
             "bench_copy_overhead: built without cJSON (Debian: libcjson-dev), "

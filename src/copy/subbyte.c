@@ -10,7 +10,9 @@
  * o * w from the view's offset 0, little bit-endian; an element of a padded
  * view is the low bits of its byte. Elements are read and written through
  * the bytes their bits touch, so the bits of a destination byte that
- * belong to elements outside the view are kept.
+ * belong to elements outside the view are kept. On the host, runs of
+ * stride 1 on both sides and transposes go by bytes and tiles instead of
+ * element by element (strided__copy_subbyte_host).
  */
 #include <stdint.h>
 #include <string.h>
@@ -93,29 +95,23 @@ static int step_of(const strided_view *v)
     return bits > 0 ? bits : 8 * v->layout.itemsize;
 }
 
-/* The work items (groups of destination elements) of row r of a, as the
- * kernel runs them: the value of each element read from its bits, and a
- * group written whole bytes at once. */
-static void run_row(const strided_copy_subbyte_args *a, int64_t r)
+/* The work items (groups of destination elements) of elements [j0, j1) of
+ * the row at element offsets d and s, as the kernel runs them: the value of
+ * each element read from its bits, and a group written whole bytes at
+ * once. j0 is a multiple of a->group. */
+static void run_items(const strided_copy_subbyte_args *a, int64_t d, int64_t s, int64_t j0,
+                      int64_t j1)
 {
     const unsigned char *src = (const unsigned char *)(uintptr_t)a->src;
     unsigned char *dst = (unsigned char *)(uintptr_t)a->dst;
-    int64_t d = 0, s = 0, rest = r;
-    for (int k = 1; k < a->ndim; k++) {
-        int64_t j = rest % a->extent[k];
-        rest /= a->extent[k];
-        d += j * a->dst_stride[k];
-        s += j * a->src_stride[k];
-    }
-    for (int64_t gi = 0; gi < a->extent[0]; gi++) {
-        int64_t j0 = gi * a->group;
+    for (; j0 < j1; j0 += a->group) {
         int64_t dj = d + j0 * a->dst_stride[0], sj = s + j0 * a->src_stride[0];
         if (a->group == 1) {
             write_bits(dst, a->dst_bit + dj * a->dst_step, a->dst_width,
                        read_bits(src, a->src_bit + sj * a->src_step, a->width));
             continue;
         }
-        int n = a->n0 - j0 < a->group ? (int)(a->n0 - j0) : a->group;
+        int n = j1 - j0 < a->group ? (int)(j1 - j0) : a->group;
         uint32_t acc = 0;
         for (int t = 0; t < n; t++)
             acc |= read_bits(src, a->src_bit + (sj + t * a->src_stride[0]) * a->src_step, a->width)
@@ -124,8 +120,341 @@ static void run_row(const strided_copy_subbyte_args *a, int64_t r)
     }
 }
 
+/* Host fast paths of a run along axis 0 of stride 1 on both sides, each
+ * starting on a byte boundary: the same packed bits (whole bytes and a
+ * masked last byte), packed to padded (unpack) and padded to packed
+ * (pack). */
+enum run_kind { RUN_ITEMS, RUN_BYTES, RUN_UNPACK, RUN_PACK };
+
+static enum run_kind run_kind_of(const strided_copy_subbyte_args *a)
+{
+    if (a->dst_stride[0] != 1 || a->src_stride[0] != 1)
+        return RUN_ITEMS;
+    bool dst_packed = a->dst_step == a->width, src_packed = a->src_step == a->width;
+    if (dst_packed && src_packed)
+        return RUN_BYTES;
+    /* Padded types are 1, 2, 4 or 6 bits. */
+    if (src_packed && a->dst_step == 8 && a->dst_width == 8)
+        return RUN_UNPACK;
+    if (dst_packed && a->src_step == 8)
+        return RUN_PACK;
+    return RUN_ITEMS;
+}
+
+/* n packed values of w bits (1, 2, 4 or 6) from whole bytes at s, one to a
+ * byte of d (high bits 0). n is a multiple of the values of a group. A
+ * constant w lets the compiler unroll each byte. */
+static inline void unpack(unsigned char *restrict d, const unsigned char *restrict s, int64_t n,
+                          int w)
+{
+    const unsigned mask = (1u << w) - 1;
+    if (w == 6) {
+        /* Two groups at once: 6 bytes into 8, which compilers merge into
+         * one load and one store. */
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8, s += 6, d += 8) {
+            uint64_t v = 0, out = 0;
+            for (int k = 0; k < 6; k++)
+                v |= (uint64_t)s[k] << (8 * k);
+            for (int k = 0; k < 8; k++)
+                out |= ((v >> (6 * k)) & mask) << (8 * k);
+            for (int k = 0; k < 8; k++)
+                d[k] = (unsigned char)(out >> (8 * k));
+        }
+        for (; i < n; i += 4, s += 3, d += 4) {
+            uint32_t v = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16;
+            for (int k = 0; k < 4; k++)
+                d[k] = (unsigned char)((v >> (6 * k)) & mask);
+        }
+        return;
+    }
+    const int per = 8 / w;
+    for (int64_t i = 0; i < n; i += per, s++, d += per)
+        for (int k = 0; k < per; k++)
+            d[k] = (unsigned char)((*s >> (w * k)) & mask);
+}
+
+/* The reverse: n values in the low bits of the bytes of s packed into whole
+ * bytes at d. */
+static inline void pack(unsigned char *restrict d, const unsigned char *restrict s, int64_t n,
+                        int w)
+{
+    const unsigned mask = (1u << w) - 1;
+    if (w == 6) {
+        for (int64_t i = 0; i < n; i += 4, s += 4, d += 3) {
+            uint32_t v = 0;
+            for (int k = 0; k < 4; k++)
+                v |= (uint32_t)(s[k] & mask) << (6 * k);
+            d[0] = (unsigned char)v;
+            d[1] = (unsigned char)(v >> 8);
+            d[2] = (unsigned char)(v >> 16);
+        }
+        return;
+    }
+    const int per = 8 / w;
+    for (int64_t i = 0; i < n; i += per, s += per, d++) {
+        unsigned v = 0;
+        for (int k = 0; k < per; k++)
+            v |= (s[k] & mask) << (w * k);
+        *d = (unsigned char)v;
+    }
+}
+
+/* unpack or pack with w a constant in each call. */
+static void convert(bool to_padded, unsigned char *d, const unsigned char *s, int64_t n, int w)
+{
+    switch (w * (to_padded ? 1 : -1)) {
+    case 1: unpack(d, s, n, 1); break;
+    case 2: unpack(d, s, n, 2); break;
+    case 4: unpack(d, s, n, 4); break;
+    case 6: unpack(d, s, n, 6); break;
+    case -1: pack(d, s, n, 1); break;
+    case -2: pack(d, s, n, 2); break;
+    case -4: pack(d, s, n, 4); break;
+    default: pack(d, s, n, 6); break;
+    }
+}
+
+/* Elements [j0, j1) of the row at element offsets d and s, by kind: whole
+ * groups by bytes, the short last group (or a run that does not start on a
+ * byte boundary) as work items. j0 is a multiple of the packed side's
+ * group. */
+static void run_span(const strided_copy_subbyte_args *a, enum run_kind kind, int64_t d, int64_t s,
+                     int64_t j0, int64_t j1)
+{
+    if (kind == RUN_ITEMS) {
+        run_items(a, d, s, j0, j1);
+        return;
+    }
+    int dshift, sshift;
+    unsigned char *dp = (unsigned char *)byte_of((const unsigned char *)(uintptr_t)a->dst,
+                                                 a->dst_bit + (d + j0) * a->dst_step, &dshift);
+    const unsigned char *sp = byte_of((const unsigned char *)(uintptr_t)a->src,
+                                      a->src_bit + (s + j0) * a->src_step, &sshift);
+    if (dshift != 0 || sshift != 0) {
+        run_items(a, d, s, j0, j1);
+        return;
+    }
+    int g = strided_layout_packed_group(a->width);
+    int64_t whole = (j1 - j0) / g * g;
+    if (kind == RUN_BYTES) {
+        /* Whole bytes, then the last bits into a partial byte. */
+        int64_t bits = (j1 - j0) * a->width;
+        memcpy(dp, sp, (size_t)(bits / 8));
+        if (bits % 8 != 0) {
+            unsigned char m = (unsigned char)((1u << (bits % 8)) - 1);
+            dp[bits / 8] = (unsigned char)((dp[bits / 8] & ~m) | (sp[bits / 8] & m));
+        }
+        return;
+    }
+    convert(kind == RUN_UNPACK, dp, sp, whole, a->width);
+    if (whole < j1 - j0)
+        run_items(a, d, s, j0 + whole, j1);
+}
+
+/* The offsets of row r (an index of axes 1..ndim-1) of a, skipping axis
+ * skip (-1: none). */
+static void unravel(const strided_copy_subbyte_args *a, int64_t r, int skip, int64_t *d, int64_t *s)
+{
+    *d = 0;
+    *s = 0;
+    for (int k = 1; k < a->ndim; k++) {
+        if (k == skip)
+            continue;
+        int64_t j = r % a->extent[k];
+        r /= a->extent[k];
+        *d += j * a->dst_stride[k];
+        *s += j * a->src_stride[k];
+    }
+}
+
+/* Tiles of transposes on the host: TILE x TILE elements, a multiple of
+ * every group (8 at most); larger than the kernel's, so that a tile's
+ * source and destination rows are whole cache lines. */
+#define TILE 128
+
+/* The value of width bits (at most 12) at bit shift of p and on. */
+static inline uint32_t get_near(const unsigned char *p, int shift, int width)
+{
+    uint32_t v = p[0];
+    if (shift + width > 8)
+        v |= (uint32_t)p[1] << 8;
+    if (shift + width > 16)
+        v |= (uint32_t)p[2] << 16;
+    return (v >> shift) & ((1u << width) - 1);
+}
+
+/* The m values of w bits at bit shift of p and on, step bits apart, into
+ * col[0], col[TILE], ...: whole groups of packed values from their bytes
+ * at once, padded values from their bytes, the rest one by one. A constant
+ * w and step let the compiler unroll a group. */
+static inline void gather_as(uint16_t *col, const unsigned char *p, int shift, int m, int w,
+                             int step)
+{
+    const uint32_t mask = (1u << w) - 1;
+    int ia = 0;
+    if (shift == 0 && step == 8) {
+        for (; ia < m; ia++)
+            col[ia * TILE] = (uint16_t)(p[ia] & mask);
+    } else if (shift == 0 && step == w) {
+        const int g = 8 / (w & -w), gbytes = g * w / 8;
+        for (; ia + g <= m; ia += g, p += gbytes) {
+            uint32_t v = p[0];
+            for (int k = 1; k < gbytes; k++)
+                v |= (uint32_t)p[k] << (8 * k);
+            for (int k = 0; k < g; k++)
+                col[(ia + k) * TILE] = (uint16_t)((v >> (k * w)) & mask);
+        }
+        shift = 0;
+    }
+    for (int bit = shift; ia < m; ia++, bit += step)
+        col[ia * TILE] = (uint16_t)get_near(p + (bit >> 3), bit & 7, w);
+}
+
+/* gather_as with w and step constants in each call: packed 1, 2, 4, 6
+ * and 12 bits, padded 1, 2, 4 and 6. */
+static void gather(uint16_t *col, const unsigned char *p, int shift, int m, int w, int step)
+{
+    switch (step * 16 + w) {
+    case 1 * 16 + 1: gather_as(col, p, shift, m, 1, 1); break;
+    case 2 * 16 + 2: gather_as(col, p, shift, m, 2, 2); break;
+    case 4 * 16 + 4: gather_as(col, p, shift, m, 4, 4); break;
+    case 6 * 16 + 6: gather_as(col, p, shift, m, 6, 6); break;
+    case 12 * 16 + 12: gather_as(col, p, shift, m, 12, 12); break;
+    case 8 * 16 + 1: gather_as(col, p, shift, m, 1, 8); break;
+    case 8 * 16 + 2: gather_as(col, p, shift, m, 2, 8); break;
+    case 8 * 16 + 4: gather_as(col, p, shift, m, 4, 8); break;
+    case 8 * 16 + 6: gather_as(col, p, shift, m, 6, 8); break;
+    default: gather_as(col, p, shift, m, w, step); break;
+    }
+}
+
+/* The reverse of gather_as for a destination run starting on a byte at p:
+ * the values v[0..m) written as whole groups of packed values of w bits
+ * (w < 8), or as bytes (w == 8: padded, high bits 0). Returns the values
+ * written: all but those of a short last group. */
+static inline int scatter_as(unsigned char *p, const uint16_t *v, int m, int w)
+{
+    if (w == 8) {
+        for (int i = 0; i < m; i++)
+            p[i] = (unsigned char)v[i];
+        return m;
+    }
+    const int g = 8 / (w & -w), gbytes = g * w / 8;
+    int i = 0;
+    for (; i + g <= m; i += g, p += gbytes) {
+        uint32_t acc = 0;
+        for (int k = 0; k < g; k++)
+            acc |= (uint32_t)v[i + k] << (k * w);
+        for (int k = 0; k < gbytes; k++)
+            p[k] = (unsigned char)(acc >> (8 * k));
+    }
+    return i;
+}
+
+/* scatter_as with w a constant in each call. */
+static int scatter(unsigned char *p, const uint16_t *v, int m, int w)
+{
+    switch (w) {
+    case 1: return scatter_as(p, v, m, 1);
+    case 2: return scatter_as(p, v, m, 2);
+    case 4: return scatter_as(p, v, m, 4);
+    case 6: return scatter_as(p, v, m, 6);
+    case 8: return scatter_as(p, v, m, 8);
+    default: return scatter_as(p, v, m, w);
+    }
+}
+
+/* Tile t of a transpose (a->tile_axis >= 1): its values read along the
+ * source's run into buf (TILE x TILE, [along a][along b]), then written
+ * along the destination's run, a group of whole bytes at a time where the
+ * destination is packed. A tile's first element along axis 0 is a multiple
+ * of TILE, so of the group: tiles own their destination bytes. */
+static void run_tile(const strided_copy_subbyte_args *a, int64_t tiles_a, int64_t tiles_b,
+                     int64_t t, uint16_t *buf)
+{
+    const int ka = a->tile_axis;
+    const int64_t na = a->extent[ka], nb = a->n0;
+    int64_t rest = t / tiles_a;
+    const int64_t a0 = (t - rest * tiles_a) * TILE;
+    const int64_t b0 = rest % tiles_b * TILE;
+    int64_t d, s;
+    unravel(a, rest / tiles_b, ka, &d, &s);
+    const int ma = na - a0 < TILE ? (int)(na - a0) : TILE;
+    const int mb = nb - b0 < TILE ? (int)(nb - b0) : TILE;
+    const int w = a->width, sstep = a->src_step;
+    for (int ib = 0; ib < mb; ib++) {
+        int shift;
+        const unsigned char *p = byte_of(
+            (const unsigned char *)(uintptr_t)a->src,
+            a->src_bit + (s + a0 * a->src_stride[ka] + (b0 + ib) * a->src_stride[0]) * sstep,
+            &shift);
+        gather(buf + ib, p, shift, ma, w, sstep);
+    }
+    const int g = a->group;
+    for (int ia = 0; ia < ma; ia++) {
+        const uint16_t *v = buf + ia * TILE;
+        int64_t dj = d + (a0 + ia) * a->dst_stride[ka] + b0;
+        int shift;
+        unsigned char *p = (unsigned char *)byte_of((const unsigned char *)(uintptr_t)a->dst,
+                                                    a->dst_bit + dj * a->dst_step, &shift);
+        int ib = shift == 0 ? scatter(p, v, mb, a->dst_width) : 0;
+        for (; ib < mb; ib += g) {
+            int n = mb - ib < g ? mb - ib : g;
+            uint32_t acc = 0;
+            for (int u = 0; u < n; u++)
+                acc |= (uint32_t)v[ib + u] << (u * w);
+            write_bits((unsigned char *)(uintptr_t)a->dst, a->dst_bit + (dj + ib) * a->dst_step,
+                       g == 1 ? a->dst_width : n * w, acc);
+        }
+    }
+}
+
 /* Elements a thread is given at least, for copies on several threads. */
 #define THREAD_MIN_ELEMENTS ((int64_t)1 << 18)
+/* Elements of a span of a row: a multiple of every group (8 at most). */
+#define SPAN_ELEMENTS ((int64_t)1 << 16)
+
+/* Run a on the host, on threads threads: transposes by tiles, the rest by
+ * spans of rows. Rows and spans own their destination bytes (the
+ * packed-layout rule), as tiles do. */
+static void run_host(const strided_copy_subbyte_args *a, int threads)
+{
+    (void)threads;
+    int64_t rows = 1;
+    for (int k = 1; k < a->ndim; k++)
+        rows *= a->extent[k]; /* at most the volume */
+    if (a->tile_axis > 0) {
+        /* tiles_a * tiles_b * the other rows: at most 2 * the volume. */
+        const int64_t na = a->extent[a->tile_axis];
+        const int64_t tiles_a = na / TILE + (na % TILE != 0);
+        const int64_t tiles_b = a->n0 / TILE + (a->n0 % TILE != 0);
+        const int64_t tiles = rows / na * tiles_a * tiles_b;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#endif
+        {
+            uint16_t buf[TILE * TILE];
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+            for (int64_t t = 0; t < tiles; t++)
+                run_tile(a, tiles_a, tiles_b, t, buf);
+        }
+        return;
+    }
+    /* rows * spans: at most the volume plus the rows, 2 * the volume. */
+    const int64_t spans = a->n0 / SPAN_ELEMENTS + (a->n0 % SPAN_ELEMENTS != 0);
+    const enum run_kind kind = run_kind_of(a);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+    for (int64_t i = 0; i < rows * spans; i++) {
+        int64_t d, s, j0 = i % spans * SPAN_ELEMENTS;
+        unravel(a, i / spans, -1, &d, &s);
+        run_span(a, kind, d, s, j0, a->n0 - j0 < SPAN_ELEMENTS ? a->n0 : j0 + SPAN_ELEMENTS);
+    }
+}
 
 strided_status strided__copy_subbyte_host(const char *op, const strided_copy_plan *plan,
                                           const strided_view *dst, const strided_view *src)
@@ -158,20 +487,15 @@ strided_status strided__copy_subbyte_host(const char *op, const strided_copy_pla
     int64_t work = 0;
     strided_status status = strided__copy_subbyte_args(plan, &sides, &a, &work);
     if (status == STRIDED_OK) {
-        /* Rows own their bytes (the packed-layout rule), so they may run
-         * on several threads; bit positions fit in int64: each is within
-         * a view's bytes, which lie in the address space, times 8. */
-        (void)work; /* the device's; the host goes by rows */
-        int64_t rows = 1;
-        for (int k = 1; k < a.ndim; k++)
-            rows *= a.extent[k];
+        /* Bit positions fit in int64: each is within a view's bytes,
+         * which lie in the address space, times 8. */
+        (void)work; /* the device's; the host goes by rows and tiles */
+        int threads = 1;
 #ifdef _OPENMP
         int64_t t = plan->volume / THREAD_MIN_ELEMENTS;
-        int threads = t < 1 ? 1 : t > omp_get_max_threads() ? omp_get_max_threads() : (int)t;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+        threads = t < 1 ? 1 : t > omp_get_max_threads() ? omp_get_max_threads() : (int)t;
 #endif
-        for (int64_t r = 0; r < rows; r++)
-            run_row(&a, r);
+        run_host(&a, threads);
     }
     strided__free(tmp);
     return status;

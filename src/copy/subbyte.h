@@ -25,9 +25,13 @@ bool strided__copy_is_subbyte(const strided_view *dst, const strided_view *src);
  * destination's bytes kept; padded destinations get their high bits 0, as
  * ml_dtypes writes them. plan is the layouts' plan (strides in elements).
  * Both views' memory is host-accessible; they may overlap (the source's
- * bytes are then read first into a temporary). Runs the work items of the
- * device kernel (strided__copy_subbyte_args), a row of them per step, on
- * OpenMP threads for large copies: rows never share a destination byte.
+ * bytes are then read first into a temporary). Goes by the device
+ * kernel's arguments (strided__copy_subbyte_args): runs along axis 0 of
+ * stride 1 on both sides by bytes (the same packed bits: whole bytes and a
+ * masked last byte; packed to padded and back: a group's bytes unpacked
+ * or packed at once), transposes by tiles, the rest by the kernel's work
+ * items; spans of rows and tiles on OpenMP threads for large copies: they
+ * never share a destination byte.
  * Returns STRIDED_ERR_INVALID_ARGUMENT under op when either view has no
  * dtype; STRIDED_ERR_OUT_OF_MEMORY for the temporary; STRIDED_ERR_OVERFLOW
  * from strided__copy_subbyte_args.

@@ -705,42 +705,51 @@ static void test_relane_converts_the_two_spellings(void **state)
     strided_buffer_release(b);
 }
 
-/* The value of element (i, j) of a 2-d view over mem, by the reference:
- * packed at bit (offset * bits) from mem's offset 0, or padded in the low
- * bits of byte offset. */
-static unsigned ref_element(const unsigned char *mem, const strided_layout *l, int width,
-                            bool packed, int64_t i, int64_t j)
+/* The value of the element at element offset o of a view over mem, by the
+ * reference: packed at bit (o * bits) from mem's offset 0, or padded in
+ * the low bits of byte o. */
+static unsigned ref_element(const unsigned char *mem, int64_t o, int width, bool packed)
 {
-    int64_t o = l->slice_offset + i * l->strides[0] + j * l->strides[1];
     return packed ? bits_get(mem, o * width, width) : bits_get(mem, o * 8, width);
 }
 
-/* Copy a 2-d view of one form into another and compare every element with
- * the reference; the destination's other bits must stay. */
-static void check_copy_2d(strided_dtype dtype, bool src_padded, const strided_layout *src_l,
-                          bool dst_padded, const strided_layout *dst_l, uint64_t seed)
+/* Copy a view of one form into another (layouts of up to 3 axes over
+ * buffers of size bytes) and compare every element with the reference;
+ * the destination's other bits must stay. */
+static void check_copy_in(size_t size, strided_dtype dtype, bool src_padded,
+                          const strided_layout *src_l, bool dst_padded, const strided_layout *dst_l,
+                          uint64_t seed)
 {
-    static unsigned char src_mem[4096], dst_mem[4096], before[4096];
+    unsigned char *src_mem = malloc(size), *dst_mem = malloc(size), *before = malloc(size);
+    assert_non_null(src_mem);
+    assert_non_null(dst_mem);
+    assert_non_null(before);
     int width = dtype.bits * dtype.lanes;
-    fill_random(src_mem, sizeof src_mem, seed);
-    fill_random(dst_mem, sizeof dst_mem, seed * 7 + 1);
-    memcpy(before, dst_mem, sizeof before);
-    strided_buffer *sb = borrow(src_mem, sizeof src_mem), *db = borrow(dst_mem, sizeof dst_mem);
+    fill_random(src_mem, size, seed);
+    fill_random(dst_mem, size, seed * 7 + 1);
+    memcpy(before, dst_mem, size);
+    strided_buffer *sb = borrow(src_mem, size), *db = borrow(dst_mem, size);
     strided_view s = {0}, d = {0};
     assert_ok(strided_view_from_buffer_ex(sb, src_l, &dtype, src_padded, false, &s));
     assert_ok(strided_view_from_buffer_ex(db, dst_l, &dtype, dst_padded, false, &d));
     assert_ok(strided_view_copy(&d, &s, NULL, STRIDED_COPY_DEFAULT));
     /* What the reference writes into the copy of the old bytes. */
-    for (int64_t i = 0; i < dst_l->shape[0]; i++)
-        for (int64_t j = 0; j < dst_l->shape[1]; j++) {
-            unsigned v = ref_element(src_mem, src_l, width, !src_padded, i, j);
-            int64_t o = dst_l->slice_offset + i * dst_l->strides[0] + j * dst_l->strides[1];
-            if (dst_padded)
-                bits_set(before, o * 8, 8, v);
-            else
-                bits_set(before, o * width, width, v);
+    int64_t idx[3] = {0, 0, 0}, volume = strided_layout_volume(dst_l);
+    for (int64_t e = 0; e < volume; e++) {
+        int64_t rest = e, so = src_l->slice_offset, o = dst_l->slice_offset;
+        for (int k = dst_l->ndim - 1; k >= 0; k--) {
+            idx[k] = rest % dst_l->shape[k];
+            rest /= dst_l->shape[k];
+            so += idx[k] * src_l->strides[k];
+            o += idx[k] * dst_l->strides[k];
         }
-    if (memcmp(before, dst_mem, sizeof before) != 0) {
+        unsigned v = ref_element(src_mem, so, width, !src_padded);
+        if (dst_padded)
+            bits_set(before, o * 8, 8, v);
+        else
+            bits_set(before, o * width, width, v);
+    }
+    if (memcmp(before, dst_mem, size) != 0) {
         size_t k = 0;
         while (before[k] == dst_mem[k])
             k++;
@@ -751,6 +760,15 @@ static void check_copy_2d(strided_dtype dtype, bool src_padded, const strided_la
     strided_view_release(&d);
     strided_buffer_release(sb);
     strided_buffer_release(db);
+    free(src_mem);
+    free(dst_mem);
+    free(before);
+}
+
+static void check_copy_2d(strided_dtype dtype, bool src_padded, const strided_layout *src_l,
+                          bool dst_padded, const strided_layout *dst_l, uint64_t seed)
+{
+    check_copy_in(4096, dtype, src_padded, src_l, dst_padded, dst_l, seed);
 }
 
 static void test_copy_packed_transpose_to_row_major(void **state)
@@ -797,6 +815,121 @@ static void test_copy_packed_to_padded_and_back(void **state)
         check_copy_2d(types[i], false, &p, true, &padded_t, 20 + i);
         check_copy_2d(types[i], true, &padded, false, &p, 30 + i);
         check_copy_2d(types[i], true, &padded_t, false, &p, 40 + i);
+    }
+}
+
+/* Every packed sub-byte width: 1, 2, 4 and 6 bits (lanes 1, which can be
+ * padded too), then 12 and 4 bits of pairs. */
+static strided_dtype width_type(size_t i)
+{
+    const strided_dtype types[] = {
+        DT(STRIDED_DTYPE_UINT, 1, 1), INT2, FP4, FP6, DT(STRIDED_DTYPE_FLOAT6_E2M3FN, 6, 2),
+        DT(STRIDED_DTYPE_INT, 2, 2),
+    };
+    return types[i];
+}
+#define WIDTHS 6
+#define PADDABLE 4 /* the first four of width_type */
+
+/* n rounded up to a multiple of the group of width bits. */
+static int64_t whole_groups(int64_t n, int width)
+{
+    int64_t g = strided_layout_packed_group(width);
+    return (n + g - 1) / g * g;
+}
+
+static void test_copy_packed_rows_by_bytes(void **state)
+{
+    (void)state;
+    /* Rows of the same packed bits on both sides: whole bytes and a masked
+     * last byte, the gaps' bits kept; rows backwards on one side. */
+    const int64_t extents[] = {1, 3, 7, 8, 9, 37, 40};
+    uint64_t seed = 100;
+    for (size_t t = 0; t < WIDTHS; t++) {
+        int w = width_type(t).bits * width_type(t).lanes;
+        for (size_t e = 0; e < ARRAY_LEN(extents); e++) {
+            int64_t n = extents[e], r = whole_groups(n + 1, w);
+            strided_layout s = make(2, I64(5, n), I64(r, 1), 0);
+            strided_layout d = make(2, I64(5, n), I64(-r, 1), 4 * r);
+            strided_layout dg = make(2, I64(5, n), I64(r, 1), r);
+            check_copy_2d(width_type(t), false, &s, false, &d, seed++);
+            check_copy_2d(width_type(t), false, &d, false, &dg, seed++);
+        }
+    }
+    /* Rows longer than a span of a thread, and enough elements for two
+     * threads: the spans' ends fall mid-row. */
+    for (size_t t = 0; t < WIDTHS; t++) {
+        int w = width_type(t).bits * width_type(t).lanes;
+        int64_t r = whole_groups(70001, w);
+        strided_layout s = make(2, I64(8, 70001), I64(r, 1), 0);
+        strided_layout d = make(2, I64(8, 70001), I64(-r, 1), 7 * r);
+        check_copy_in((size_t)1 << 20, width_type(t), false, &s, false, &d, seed++);
+    }
+}
+
+static void test_copy_packed_padded_by_bytes(void **state)
+{
+    (void)state;
+    /* Packed runs unpacked into padded rows and packed back: whole groups
+     * a byte (or 3 bytes of fp6) at a time, the last short group element
+     * by element; rows backwards on either side. */
+    const int64_t extents[] = {1, 2, 3, 5, 8, 9, 17, 37};
+    uint64_t seed = 200;
+    for (size_t t = 0; t < PADDABLE; t++) {
+        int w = width_type(t).bits;
+        for (size_t e = 0; e < ARRAY_LEN(extents); e++) {
+            int64_t n = extents[e], r = whole_groups(n, w);
+            strided_layout p = make(2, I64(6, n), I64(r, 1), 0);
+            strided_layout pb = make(2, I64(6, n), I64(-r, 1), 5 * r);
+            strided_layout q = make(2, I64(6, n), I64(n + 3, 1), 1);
+            strided_layout qb = make(2, I64(6, n), I64(-n, 1), 5 * n + 2);
+            check_copy_2d(width_type(t), false, &p, true, &q, seed++);
+            check_copy_2d(width_type(t), false, &pb, true, &qb, seed++);
+            check_copy_2d(width_type(t), true, &q, false, &pb, seed++);
+            check_copy_2d(width_type(t), true, &qb, false, &p, seed++);
+        }
+    }
+    for (size_t t = 0; t < PADDABLE; t++) {
+        int64_t r = whole_groups(70001, width_type(t).bits);
+        strided_layout p = make(2, I64(8, 70001), I64(r, 1), 0);
+        strided_layout q = make(2, I64(8, 70001), I64(-70001, 1), 7 * 70001);
+        check_copy_in((size_t)1 << 20, width_type(t), false, &p, true, &q, seed++);
+        check_copy_in((size_t)1 << 20, width_type(t), true, &q, false, &p, seed++);
+    }
+}
+
+static void test_copy_packed_transposes_by_tiles(void **state)
+{
+    (void)state;
+    /* (m, n) read transposed from a row-major (n, m) into a row-major
+     * (m, n): tiles, some cut by the extents, written a group at a time
+     * along the destination's rows; rows backwards on the destination. */
+    const int64_t sizes[][2] = {{5, 3}, {130, 67}, {129, 257}, {1, 200}};
+    uint64_t seed = 300;
+    for (size_t t = 0; t < WIDTHS; t++) {
+        int w = width_type(t).bits * width_type(t).lanes;
+        for (size_t k = 0; k < ARRAY_LEN(sizes); k++) {
+            int64_t m = sizes[k][0], n = sizes[k][1];
+            int64_t rs = whole_groups(m, w), rd = whole_groups(n + 1, w);
+            strided_layout s = make(2, I64(m, n), I64(1, rs), 0);
+            strided_layout d = make(2, I64(m, n), I64(rd, 1), 0);
+            strided_layout db = make(2, I64(m, n), I64(-rd, 1), (m - 1) * rd);
+            check_copy_in((size_t)1 << 17, width_type(t), false, &s, false, &d, seed++);
+            check_copy_in((size_t)1 << 17, width_type(t), false, &s, false, &db, seed++);
+            if (t >= PADDABLE)
+                continue;
+            /* Padded on one side, transposed. */
+            strided_layout q = make(2, I64(m, n), I64(1, m + 1), 0);
+            strided_layout qd = make(2, I64(m, n), I64(n, 1), 0);
+            check_copy_in((size_t)1 << 17, width_type(t), true, &q, false, &db, seed++);
+            check_copy_in((size_t)1 << 17, width_type(t), false, &s, true, &qd, seed++);
+        }
+        /* A batch of transposes: (3, 70, 50) from (3, 50, 70), the batch
+         * backwards on the destination. */
+        int64_t rs = whole_groups(70, w), rd = whole_groups(51, w);
+        strided_layout s = make(3, I64(3, 70, 50), I64(50 * rs, 1, rs), 0);
+        strided_layout d = make(3, I64(3, 70, 50), I64(-70 * rd, rd, 1), 140 * rd);
+        check_copy_in((size_t)1 << 17, width_type(t), false, &s, false, &d, seed++);
     }
 }
 
@@ -902,6 +1035,9 @@ int main(void)
         cmocka_unit_test(test_relane_converts_the_two_spellings),
         cmocka_unit_test(test_copy_packed_transpose_to_row_major),
         cmocka_unit_test(test_copy_packed_to_padded_and_back),
+        cmocka_unit_test(test_copy_packed_rows_by_bytes),
+        cmocka_unit_test(test_copy_packed_padded_by_bytes),
+        cmocka_unit_test(test_copy_packed_transposes_by_tiles),
         cmocka_unit_test(test_copy_packed_overlapping_and_refusals),
         cmocka_unit_test(test_interface_import_names_padded_types),
     };
