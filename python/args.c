@@ -299,7 +299,7 @@ PyObject *strided_py_take_exception(void)
     return PyErr_GetRaisedException();
 }
 
-static void raise_exception(PyObject *exc)
+void strided_py_raise_exception(PyObject *exc)
 {
     PyErr_SetRaisedException(exc);
 }
@@ -316,8 +316,7 @@ PyObject *strided_py_take_exception(void)
     return value;
 }
 
-/* Raise exc (taken). */
-static void raise_exception(PyObject *exc)
+void strided_py_raise_exception(PyObject *exc)
 {
     PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(exc)), exc, PyException_GetTraceback(exc));
 }
@@ -337,7 +336,7 @@ static void retype(const char *format, va_list va)
     } else {
         Py_XDECREF(cause);
     }
-    raise_exception(exc);
+    strided_py_raise_exception(exc);
 }
 
 int strided_py_retype_attribute_error(const char *format, ...)
@@ -366,7 +365,7 @@ int strided_py_retype_missing_attribute(PyObject *obj, PyObject *name, const cha
         return -1;
     }
     PyErr_Clear();
-    raise_exception(pending);
+    strided_py_raise_exception(pending);
     if (missing) {
         va_list va;
         va_start(va, format);

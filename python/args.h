@@ -80,6 +80,10 @@ PyObject *strided_py_stream_object(void *stream);
  * none is pending. */
 PyObject *strided_py_take_exception(void);
 
+/* Raise exc (a reference taken), as strided_py_take_exception took it:
+ * the inverse of that. */
+void strided_py_raise_exception(PyObject *exc);
+
 /* When the pending exception is an AttributeError (an object lacks a
  * protocol's attribute), replace it with TypeError(format % ...) whose
  * __cause__ is the AttributeError; any other exception is left as it is.

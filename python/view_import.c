@@ -895,8 +895,7 @@ static PyObject *from_any(PyObject *cls, PyObject *obj, PyObject *stream_ptr)
             bool beyond = exc != NULL && ndarray_beyond_numpy_dlpack(obj);
             if (!beyond) {
                 if (exc != NULL)
-                    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-                Py_XDECREF(exc);
+                    strided_py_raise_exception(exc);
                 return NULL;
             }
             Py_DECREF(exc);
