@@ -664,6 +664,239 @@ __device__ void subbyte_tiles(const strided_copy_subbyte_args &a)
     }
 }
 
+/* The aligned 32-bit word at q (an address, a multiple of 4), its bytes
+ * outside [lo, hi) read as 0 and not touched: the rows of the sub-byte
+ * kernels read only the bytes of their own elements. */
+__device__ __forceinline__ uint32_t word_within(uintptr_t q, uintptr_t lo, uintptr_t hi)
+{
+    if (q >= lo && q + 4 <= hi)
+        return __ldg(reinterpret_cast<const uint32_t *>(q));
+    uint32_t w = 0;
+    for (int k = 0; k < 4; k++)
+        if (q + k >= lo && q + k < hi)
+            w |= (uint32_t)__ldg(reinterpret_cast<const uint8_t *>(q + k)) << (8 * k);
+    return w;
+}
+
+/* The 32 bits (lo) and the 32 after them (hi, when WIDE) at bit position
+ * bit of base, from aligned words within [lo, hi) (word_within). */
+template <bool WIDE>
+__device__ __forceinline__ uint64_t bits_within(const uint8_t *base, int64_t bit, uintptr_t lo,
+                                                uintptr_t hi)
+{
+    const uintptr_t p = reinterpret_cast<uintptr_t>(base) + (uintptr_t)(bit >> 3);
+    const uintptr_t q = p & ~(uintptr_t)3;
+    const int shift = (int)(p - q) * 8 + (int)(bit & 7);
+    const uint32_t w0 = word_within(q, lo, hi);
+    const uint32_t w1 = shift != 0 || WIDE ? word_within(q + 4, lo, hi) : 0;
+    const uint32_t first = __funnelshift_r(w0, w1, shift);
+    if (!WIDE)
+        return first;
+    const uint32_t w2 = shift != 0 ? word_within(q + 8, lo, hi) : 0;
+    return (uint64_t)__funnelshift_r(w1, w2, shift) << 32 | first;
+}
+
+/* The destination word of a sub-byte row whose first bit (relative to the
+ * row's element 0) is r0, for rows of stride 1 on both sides whose
+ * destination elements fill the word whole (32 % ds == 0, r0 a multiple of
+ * ds) and whose source values for it fit 64 bits: each value from the
+ * source window, placed at its place. SS and DS constant (0: the runtime
+ * ss and ds) let the compiler unroll the values. */
+template <int SS, int DS>
+__device__ __forceinline__ uint32_t run_word(const uint8_t *src, int64_t sbit, int64_t r0,
+                                             int width, int ss_, int ds_, uintptr_t lo,
+                                             uintptr_t hi)
+{
+    const int ss = SS ? SS : ss_, ds = DS ? DS : ds_;
+    const int n = 32 / ds;
+    const int64_t e0 = r0 / ds; /* exact; negative before the row */
+    const uint64_t x = n * ss > 32 ? bits_within<true>(src, sbit + e0 * ss, lo, hi)
+                                   : bits_within<false>(src, sbit + e0 * ss, lo, hi);
+    const uint64_t mask = (UINT64_C(1) << width) - 1;
+    uint32_t v = 0;
+#pragma unroll
+    for (int i = 0; i < (DS ? 32 / DS : 32); i++)
+        if (i < n)
+            v |= (uint32_t)((x >> (i * ss)) & mask) << (i * ds);
+    return v;
+}
+
+/* Sub-byte rows of stride 1 on both sides (mode STRIDED_COPY_SUBBYTE_RUNS:
+ * the same packed bits, packed <-> padded): each work item is one aligned
+ * 32-bit word of a destination row, the elements whose bits it holds
+ * computed from the source (one shifted window for the same packed bits,
+ * a window's values spread or gathered for packed <-> padded, value by
+ * value otherwise) and stored whole, or byte by byte keeping the bits
+ * outside the row at the row's two ends. Words of one row belong to one
+ * work item each, and rows share no byte (the packed-layout rule), so no
+ * two work items write one byte. */
+__device__ void subbyte_runs(const strided_copy_subbyte_args &a)
+{
+    const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
+    const int ss = a.src_step, ds = a.dst_step;
+    constexpr int64_t CHUNK = (int64_t)THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
+    for (int64_t c = blockIdx.x; c < a.count; c += gridDim.x) {
+        int64_t rest = c / a.chunks;
+        const int64_t first = (c - rest * a.chunks) * CHUNK;
+        int64_t d = 0, s = 0;
+        for (int k = 1; k < a.ndim; k++) {
+            const int64_t q = rest / a.extent[k], j = rest - q * a.extent[k];
+            d += j * a.dst_stride[k];
+            s += j * a.src_stride[k];
+            rest = q;
+        }
+        const int64_t dbit = a.dst_bit + d * ds, sbit = a.src_bit + s * ss;
+        const int64_t dend = dbit + a.n0 * ds;
+        /* The source row's bytes, the only ones read. */
+        const uintptr_t slo = a.src + (uintptr_t)(sbit >> 3);
+        const uintptr_t shi = a.src + (uintptr_t)((sbit + a.n0 * ss + 7) >> 3);
+        const uintptr_t w0 = (a.dst + (uintptr_t)(dbit >> 3)) & ~(uintptr_t)3;
+#pragma unroll
+        for (int u = 0; u < STRIDED_COPY_SUBBYTE_UNROLL; u++) {
+            const int64_t g = first + u * THREADS + threadIdx.x;
+            const uintptr_t w = w0 + 4 * (uintptr_t)g;
+            const int64_t wbit = (int64_t)(w - a.dst) * 8;
+            if (g >= a.extent[0] || wbit >= dend)
+                break;
+            const int64_t r0 = wbit - dbit;
+            uint32_t v = 0;
+            if (ss == ds) {
+                v = (uint32_t)bits_within<false>(src, sbit + r0, slo, shi);
+            } else if (ss == 4 && ds == 8) {
+                v = run_word<4, 8>(src, sbit, r0, a.width, ss, ds, slo, shi);
+            } else if (ss == 8 && ds == 4) {
+                v = run_word<8, 4>(src, sbit, r0, a.width, ss, ds, slo, shi);
+            } else if (32 % ds == 0 && (32 / ds) * ss <= 64) {
+                v = run_word<0, 0>(src, sbit, r0, a.width, ss, ds, slo, shi);
+            } else {
+                /* Value by value, the first and last possibly in part. */
+                int64_t e = r0 >= 0 ? r0 / ds : -((-r0 + ds - 1) / ds);
+                for (e = e < 0 ? 0 : e; e < a.n0 && e * ds - r0 < 32; e++) {
+                    const int64_t pos = e * ds - r0;
+                    const uint32_t x = get_bits(src, sbit + e * ss, a.width);
+                    v |= pos >= 0 ? x << pos : x >> -pos;
+                }
+            }
+            const int64_t lo = wbit > dbit ? wbit : dbit, hi = wbit + 32 < dend ? wbit + 32 : dend;
+            if (lo == wbit && hi == wbit + 32) {
+                *reinterpret_cast<uint32_t *>(w) = v;
+                continue;
+            }
+            for (int64_t b = lo & ~(int64_t)7; b < hi; b += 8) {
+                const int k = (int)((b - wbit) >> 3);
+                const int from = lo > b ? (int)(lo - b) : 0, to = hi < b + 8 ? (int)(hi - b) : 8;
+                const uint8_t m = (uint8_t)(((1u << to) - 1) & ~((1u << from) - 1));
+                uint8_t *p = reinterpret_cast<uint8_t *>(w) + k;
+                const uint8_t x = (uint8_t)(v >> (8 * k));
+                *p = m == 0xff ? x : (uint8_t)((*p & ~m) | (x & m));
+            }
+        }
+    }
+}
+
+/* Transpose an 8 x 8 matrix of 4-bit values held as eight words (row u in
+ * w[u], column c in bits 4c..4c+3), in place: three rounds of swapping
+ * blocks (4 x 4 halves, 2 x 2 bytes, single values). */
+__device__ __forceinline__ void transpose_nibbles(uint32_t (&w)[8])
+{
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+        const uint32_t x = w[u], y = w[u + 4];
+        w[u] = (x & 0x0000FFFFu) | (y << 16);
+        w[u + 4] = (x >> 16) | (y & 0xFFFF0000u);
+    }
+#pragma unroll
+    for (int h = 0; h < 4; h++) {
+        const int u = (h & 1) + 4 * (h >> 1); /* rows 0, 1, 4, 5 with 2, 3, 6, 7 */
+        const uint32_t x = w[u], y = w[u + 2];
+        w[u] = (x & 0x00FF00FFu) | ((y << 8) & 0xFF00FF00u);
+        w[u + 2] = ((x >> 8) & 0x00FF00FFu) | (y & 0xFF00FF00u);
+    }
+#pragma unroll
+    for (int u = 0; u < 8; u += 2) {
+        const uint32_t x = w[u], y = w[u + 1];
+        w[u] = (x & 0x0F0F0F0Fu) | ((y << 4) & 0xF0F0F0F0u);
+        w[u + 1] = ((x >> 4) & 0x0F0F0F0Fu) | (y & 0xF0F0F0F0u);
+    }
+}
+
+/* Packed 4-bit transposes whose rows all start on 32-bit words (mode
+ * STRIDED_COPY_SUBBYTE_FP4_TILES; the host proved it): tiles of
+ * STRIDED_COPY_FP4_TILE_A elements along the source's run (a, tile_axis) by
+ * STRIDED_COPY_FP4_TILE_B along the destination's (b, axis 0). Thread
+ * (j, i) reads word j of source rows 8i..8i+7 (a warp a run of 128 bytes),
+ * transposes the 8 x 8 values in registers and leaves the eight words for
+ * destination rows 8j..8j+7 in shared memory (pitch 9 words, the word
+ * index XOR swizzled: no bank conflicts), from where each warp stores
+ * whole 32-byte row pieces. Tiles cut by the matrix's edges go value by
+ * value. */
+__device__ void subbyte_fp4_tiles(const strided_copy_subbyte_args &a)
+{
+    constexpr int TA = STRIDED_COPY_FP4_TILE_A, TB = STRIDED_COPY_FP4_TILE_B;
+    constexpr int WA = TA / 8, WB = TB / 8, PITCH = WB + 1;
+    static_assert(WA == 32 && WA * WB == THREADS, "a warp per source row, a thread per word");
+    __shared__ uint32_t sm[TA * PITCH];
+    const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
+    uint8_t *dst = reinterpret_cast<uint8_t *>(a.dst);
+    const int ka = a.tile_axis;
+    const int64_t na = a.extent[ka], nb = a.n0;
+    for (int64_t t = blockIdx.x; t < a.count; t += gridDim.x) {
+        int64_t rest = t / a.tiles_b;
+        const int64_t b0 = (t - rest * a.tiles_b) * TB;
+        int64_t q = rest / a.tiles_a;
+        const int64_t a0 = (rest - q * a.tiles_a) * TA;
+        rest = q;
+        int64_t d = 0, s = 0;
+        for (int k = 1; k < a.ndim; k++) {
+            if (k == ka)
+                continue;
+            q = rest / a.extent[k];
+            const int64_t j = rest - q * a.extent[k];
+            d += j * a.dst_stride[k];
+            s += j * a.src_stride[k];
+            rest = q;
+        }
+        if (a0 + TA > na || b0 + TB > nb) {
+            /* An edge tile: a destination byte (two values) a work item. */
+            for (int e = threadIdx.x; e < TA * (TB / 2); e += THREADS) {
+                const int ia = e / (TB / 2), jb = 2 * (e % (TB / 2));
+                if (a0 + ia >= na || b0 + jb >= nb)
+                    continue;
+                const int n = nb - (b0 + jb) < 2 ? 1 : 2;
+                uint32_t acc = 0;
+                for (int u = 0; u < n; u++)
+                    acc |= get_bits(src,
+                                    a.src_bit + (s + a0 + ia + (b0 + jb + u) * a.src_stride[0]) * 4,
+                                    4)
+                           << (4 * u);
+                put_bits(dst, a.dst_bit + (d + (a0 + ia) * a.dst_stride[ka] + b0 + jb) * 4, 4 * n,
+                         acc);
+            }
+            continue; /* uniform in the block: no barrier skipped by some */
+        }
+        const int j = threadIdx.x % WA, i = threadIdx.x / WA;
+        uint32_t w[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            const int64_t o = s + a0 + 8 * j + (b0 + 8 * i + u) * a.src_stride[0];
+            w[u] = __ldg(reinterpret_cast<const uint32_t *>(src + ((a.src_bit + o * 4) >> 3)));
+        }
+        transpose_nibbles(w);
+#pragma unroll
+        for (int v = 0; v < 8; v++)
+            sm[(8 * j + v) * PITCH + (i ^ ((j >> 2) & 7))] = w[v];
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < TA * WB / THREADS; k++) {
+            const int e = threadIdx.x + k * THREADS, r = e / WB, ib = e % WB;
+            const uint32_t x = sm[r * PITCH + (ib ^ ((r / 8 >> 2) & 7))];
+            const int64_t o = d + (a0 + r) * a.dst_stride[ka] + b0 + 8 * ib;
+            *reinterpret_cast<uint32_t *>(dst + ((a.dst_bit + o * 4) >> 3)) = x;
+        }
+        __syncthreads();
+    }
+}
+
 /* Narrow transposes of 1- and 2-byte elements, between interleaved
  * records of F fields (F = 2, 3 or 4: AoS, NHWC pixels) and F planes (SoA,
  * NCHW): each thread moves E = 4 / sizeof(T) consecutive records whole, as
@@ -842,8 +1075,10 @@ NARROWS(2)
 
 KERNEL(subbyte, strided_copy_subbyte_args)
 {
-    if (a.tile_axis > 0)
-        subbyte_tiles(a);
-    else
-        subbyte(a);
+    switch (a.mode) {
+    case STRIDED_COPY_SUBBYTE_TILES: subbyte_tiles(a); break;
+    case STRIDED_COPY_SUBBYTE_RUNS: subbyte_runs(a); break;
+    case STRIDED_COPY_SUBBYTE_FP4_TILES: subbyte_fp4_tiles(a); break;
+    default: subbyte(a); break;
+    }
 }

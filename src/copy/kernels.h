@@ -148,15 +148,31 @@ _Static_assert(sizeof(strided_copy_args64_64) <= 4096,
  * the values are read along the source's run into shared memory, and
  * written as groups along the destination's; tiles_a tiles along
  * tile_axis, tiles_b along axis 0 (n0 elements), count tiles in all with
- * the other axes. */
+ * the other axes.
+ *
+ * mode says which of the kernel's forms runs: ITEMS and TILES as above
+ * (the host's own runs of these arguments know only these two); on a
+ * device the host may instead choose RUNS, for rows of stride 1 on both
+ * sides, where extent[0] counts the aligned 32-bit destination words a
+ * row can touch ((n0 * dst_step + 62) / 32) and each word is a work item,
+ * chunked as above; or FP4_TILES, for packed 4-bit transposes whose rows
+ * all start on 32-bit words on both sides, by tiles of
+ * STRIDED_COPY_FP4_TILE_A elements along tile_axis and
+ * STRIDED_COPY_FP4_TILE_B along axis 0 (tiles_a and tiles_b count them). */
 #define STRIDED_COPY_SUBBYTE_UNROLL 8
 #define STRIDED_COPY_SUBBYTE_TILE 64
+#define STRIDED_COPY_FP4_TILE_A 256
+#define STRIDED_COPY_FP4_TILE_B 64
+#define STRIDED_COPY_SUBBYTE_ITEMS 0
+#define STRIDED_COPY_SUBBYTE_TILES 1
+#define STRIDED_COPY_SUBBYTE_RUNS 2
+#define STRIDED_COPY_SUBBYTE_FP4_TILES 3
 
 typedef struct strided_copy_subbyte_args {
     uint64_t dst, src;
     int64_t dst_bit, src_bit;
     int64_t count, chunks, n0, tiles_a, tiles_b;
-    int32_t width, dst_width, dst_step, src_step, group, ndim, tile_axis, unused;
+    int32_t width, dst_width, dst_step, src_step, group, ndim, tile_axis, mode;
     int64_t extent[STRIDED_COPY_MANY_DIMS];
     int64_t dst_stride[STRIDED_COPY_MANY_DIMS];
     int64_t src_stride[STRIDED_COPY_MANY_DIMS];

@@ -820,6 +820,48 @@ static strided_status run(const strided__driver *cu, const device_kernels *k, co
                                                      (CUstream)stream, params, NULL));
 }
 
+/* Whether the bit position bit from address base lies on a 32-bit word. */
+static bool on_word(uint64_t base, int64_t bit)
+{
+    return ((int64_t)(base & 3) * 8 + (bit % 32 + 32) % 32) % 32 == 0;
+}
+
+/* Choose the device's faster forms of a sub-byte copy (kernels.h), set
+ * their fields, and return the work items (a block's worth each): rows of
+ * stride 1 on both sides by destination words (RUNS); packed 4-bit
+ * transposes of at least a tile each way whose rows all start on 32-bit
+ * words by word tiles (FP4_TILES); else the host's form as it is. */
+static int64_t device_mode(strided_copy_subbyte_args *a)
+{
+    int64_t rows = 1, bits;
+    for (int k = 1; k < a->ndim; k++)
+        rows *= a->extent[k]; /* at most the plan's volume */
+    if (a->dst_stride[0] == 1 && a->src_stride[0] == 1 &&
+        !strided__mul_overflow(a->n0, a->dst_step, &bits) && bits <= INT64_MAX - 62) {
+        const int64_t chunk = (int64_t)STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
+        a->mode = STRIDED_COPY_SUBBYTE_RUNS;
+        a->extent[0] = (bits + 62) / 32;
+        a->chunks = a->extent[0] / chunk + (a->extent[0] % chunk != 0);
+        a->count = rows * a->chunks; /* at most 2 * the volume */
+        return a->count;
+    }
+    const int ka = a->tile_axis;
+    bool fp4 = ka > 0 && a->width == 4 && a->dst_step == 4 && a->src_step == 4 &&
+               a->extent[ka] >= STRIDED_COPY_FP4_TILE_A && a->n0 >= STRIDED_COPY_FP4_TILE_B &&
+               on_word(a->dst, a->dst_bit) && on_word(a->src, a->src_bit) &&
+               a->src_stride[0] % 8 == 0 && a->dst_stride[ka] % 8 == 0;
+    for (int k = 1; fp4 && k < a->ndim; k++)
+        fp4 = k == ka || (a->dst_stride[k] % 8 == 0 && a->src_stride[k] % 8 == 0);
+    if (fp4) {
+        const int64_t na = a->extent[ka];
+        a->mode = STRIDED_COPY_SUBBYTE_FP4_TILES;
+        a->tiles_a = na / STRIDED_COPY_FP4_TILE_A + (na % STRIDED_COPY_FP4_TILE_A != 0);
+        a->tiles_b = a->n0 / STRIDED_COPY_FP4_TILE_B + (a->n0 % STRIDED_COPY_FP4_TILE_B != 0);
+        a->count = rows / na * a->tiles_a * a->tiles_b; /* fewer than the volume */
+    }
+    return a->count;
+}
+
 /* Launch on device, in its primary context with its kernels loaded: the
  * launch l, or the sub-byte kernel with arguments sub and work chunks when
  * sub is not NULL. */
@@ -878,6 +920,7 @@ strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,
     strided_status status = strided__copy_subbyte_args(p, sides, &a, &work);
     if (status != STRIDED_OK)
         return status;
+    work = device_mode(&a);
     return launch_on(device, NULL, &a, work, stream);
 }
 
@@ -991,6 +1034,7 @@ strided_status strided__copy_subbyte_args(const strided_copy_plan *p,
     for (int k = 1; k < n && a->dst_stride[0] == 1 && a->n0 > 1; k++)
         if (a->src_stride[k] == 1 && a->tile_axis < 0)
             a->tile_axis = k;
+    a->mode = a->tile_axis > 0 ? STRIDED_COPY_SUBBYTE_TILES : STRIDED_COPY_SUBBYTE_ITEMS;
     if (a->tile_axis > 0) {
         const int64_t tile = STRIDED_COPY_SUBBYTE_TILE, na = a->extent[a->tile_axis];
         a->tiles_a = na / tile + (na % tile != 0);

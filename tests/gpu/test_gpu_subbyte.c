@@ -3,8 +3,10 @@
  * of src/copy/kernels.cu, through strided_view_copy): packed transposes of
  * 4-bit floats into row-major matrices, 6-bit floats, 2- and 1-bit ints,
  * pairs of 6-bit floats, conversions between packed and padded views both
- * ways, destinations whose bytes hold bits of no element (rows of odd
- * length at an even stride), and copies between host and device memory
+ * ways, rows of stride 1 that start anywhere in a 32-bit word (the
+ * kernel's word rows), packed 4-bit transposes whose rows start on words
+ * (its word tiles, with edge tiles), destinations whose bytes hold bits of
+ * no element (rows of odd length at an even stride), and copies between host and device memory
  * (through a device temporary). docs/subbyte.md states the rule.
  *
  * Each case fills device memory with random bytes (the destination too),
@@ -170,6 +172,16 @@ static void test_packed_transposes(void **state)
         side src = SIDE(c, r, 1, c, 0, false), dst = SIDE(c, r, r, 1, 0, false);
         check_copy("fp4 transpose", FP4, src, dst, 1 + i);
     }
+    /* Rows that all start on 32-bit words (row pitches a multiple of 8
+     * values, element 0 on a word): the word tiles, edge tiles where the
+     * extents are not whole tiles; a destination that starts a byte into a
+     * word takes the general tiles. */
+    check_copy("fp4 word tiles with edges", FP4, (side)SIDE(264, 520, 1, 264, 0, false),
+               (side)SIDE(264, 520, 520, 1, 0, false), 6);
+    check_copy("fp4 word tiles, offset rows", FP4, (side)SIDE(300, 136, 1, 304, 8, false),
+               (side)SIDE(300, 136, 144, 1, 16, false), 7);
+    check_copy("fp4 tiles, destination off its words", FP4, (side)SIDE(300, 136, 1, 304, 8, false),
+               (side)SIDE(300, 136, 144, 1, 2, false), 8);
     /* 6-bit floats (groups of 4), 2- and 1-bit ints, 12-bit pairs. */
     check_copy("fp6 transpose", FP6, (side)SIDE(12, 8, 1, 12, 0, false),
                (side)SIDE(12, 8, 8, 1, 4, false), 11);
@@ -198,6 +210,40 @@ static void test_rows_that_end_inside_a_byte_keep_its_other_bits(void **state)
     /* Rows read backwards. */
     check_copy("fp4 rows backwards", FP4, (side)SIDE(6, 10, -10, 1, 50, false),
                (side)SIDE(6, 10, 10, 1, 0, false), 25);
+}
+
+/* Rows of stride 1 on both sides go by destination words: rows that start
+ * anywhere in a word, the same or different places on the two sides,
+ * words cut by the rows' ends, every width, both forms. */
+static void test_rows_by_words(void **state)
+{
+    (void)state;
+    check_copy("fp4 rows, different word offsets", FP4, (side)SIDE(7, 37, 38, 1, 0, false),
+               (side)SIDE(7, 37, 38, 1, 2, false), 101);
+    check_copy("fp4 rows on words", FP4, (side)SIDE(9, 64, 64, 1, 8, false),
+               (side)SIDE(9, 64, 64, 1, 8, false), 102);
+    check_copy("fp4 rows to padded", FP4, (side)SIDE(5, 37, 40, 1, 6, false),
+               (side)SIDE(5, 37, 41, 1, 3, true), 103);
+    check_copy("fp4 padded rows to packed", FP4, (side)SIDE(5, 37, 41, 1, 3, true),
+               (side)SIDE(5, 37, 40, 1, 6, false), 104);
+    check_copy("fp6 rows to padded", FP6, (side)SIDE(6, 13, 16, 1, 4, false),
+               (side)SIDE(6, 13, 13, 1, 1, true), 105);
+    check_copy("fp6 padded rows to packed", FP6, (side)SIDE(6, 13, 13, 1, 1, true),
+               (side)SIDE(6, 13, 20, 1, 8, false), 106);
+    check_copy("fp6 rows", FP6, (side)SIDE(6, 13, 16, 1, 0, false),
+               (side)SIDE(6, 13, 20, 1, 8, false), 107);
+    check_copy("int2 rows to padded", INT2, (side)SIDE(5, 29, 32, 1, 0, false),
+               (side)SIDE(5, 29, 29, 1, 0, true), 108);
+    check_copy("int2 padded rows to packed", INT2, (side)SIDE(5, 29, 30, 1, 1, true),
+               (side)SIDE(5, 29, 36, 1, 4, false), 109);
+    check_copy("uint1 rows to padded", UINT1, (side)SIDE(3, 45, 48, 1, 8, false),
+               (side)SIDE(3, 45, 45, 1, 0, true), 110);
+    check_copy("uint1 padded rows to packed", UINT1, (side)SIDE(3, 45, 45, 1, 0, true),
+               (side)SIDE(3, 45, 48, 1, 8, false), 111);
+    check_copy("fp6 pair rows", FP6X2, (side)SIDE(4, 7, 8, 1, 0, false),
+               (side)SIDE(4, 7, 10, 1, 2, false), 112);
+    check_copy("fp4 one long row", FP4, (side)SIDE(1, 10001, 10002, 1, 2, false),
+               (side)SIDE(1, 10001, 10002, 1, 0, false), 113);
 }
 
 static void test_packed_and_padded_conversions(void **state)
@@ -241,6 +287,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_packed_transposes, set_primary),
         cmocka_unit_test_setup(test_rows_that_end_inside_a_byte_keep_its_other_bits, set_primary),
+        cmocka_unit_test_setup(test_rows_by_words, set_primary),
         cmocka_unit_test_setup(test_packed_and_padded_conversions, set_primary),
         cmocka_unit_test_setup(test_between_host_and_device_memory, set_primary),
     };
