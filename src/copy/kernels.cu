@@ -34,6 +34,10 @@
  *                         span the short axis whole (strided_copy_thin_tile),
  *                         read in the source's order and written in the
  *                         destination's, both coalesced
+ *   rows_shift            rows contiguous on both sides whose addresses
+ *                         share less than 16 bytes of alignment: aligned
+ *                         16-byte destination vectors, each from two
+ *                         aligned source vectors shifted into place
  *   subbyte               sub-byte elements (packed, or padded on one
  *                         side) by their bits: a group of destination
  *                         elements that fills whole bytes per work item,
@@ -252,6 +256,93 @@ __device__ __forceinline__ void rows(const Args &a, Make make)
                 if (j < a.n_b)
                     dst[(S)j * a.dst_b] = make(v[u]);
             }
+        }
+    }
+}
+
+/* The aligned 32-bit word at q (an address, a multiple of 4), its bytes
+ * outside [lo, hi) read as 0 and not touched: the rows of the sub-byte
+ * kernels read only the bytes of their own elements. */
+__device__ __forceinline__ uint32_t word_within(uintptr_t q, uintptr_t lo, uintptr_t hi)
+{
+    if (q >= lo && q + 4 <= hi)
+        return __ldg(reinterpret_cast<const uint32_t *>(q));
+    uint32_t w = 0;
+    for (int k = 0; k < 4; k++)
+        if (q + k >= lo && q + k < hi)
+            w |= (uint32_t)__ldg(reinterpret_cast<const uint8_t *>(q + k)) << (8 * k);
+    return w;
+}
+
+/* The aligned 16 bytes at q (a multiple of 16), its bytes outside [lo, hi)
+ * read as 0 and not touched (word_within). */
+__device__ __forceinline__ uint4 vector_within(uintptr_t q, uintptr_t lo, uintptr_t hi)
+{
+    if (q >= lo && q + 16 <= hi)
+        return __ldg(reinterpret_cast<const uint4 *>(q));
+    return make_uint4(word_within(q, lo, hi), word_within(q + 4, lo, hi),
+                      word_within(q + 8, lo, hi), word_within(q + 12, lo, hi));
+}
+
+/* Bytes shift..shift + 15 of the 32 bytes lo, hi (0 <= shift < 16). */
+__device__ __forceinline__ uint4 shifted(const uint4 &lo, const uint4 &hi, int shift)
+{
+    const int q = shift >> 2, r = (shift & 3) * 8;
+    const uint32_t x0 = q == 0 ? lo.x : q == 1 ? lo.y : q == 2 ? lo.z : lo.w;
+    const uint32_t x1 = q == 0 ? lo.y : q == 1 ? lo.z : q == 2 ? lo.w : hi.x;
+    const uint32_t x2 = q == 0 ? lo.z : q == 1 ? lo.w : q == 2 ? hi.x : hi.y;
+    const uint32_t x3 = q == 0 ? lo.w : q == 1 ? hi.x : q == 2 ? hi.y : hi.z;
+    const uint32_t x4 = q == 0 ? hi.x : q == 1 ? hi.y : q == 2 ? hi.z : hi.w;
+    return make_uint4(__funnelshift_r(x0, x1, r), __funnelshift_r(x1, x2, r),
+                      __funnelshift_r(x2, x3, r), __funnelshift_r(x3, x4, r));
+}
+
+/* Rows of n_b bytes, contiguous on both sides, whose addresses share less
+ * than 16 bytes of alignment (rows_shift): each work item is one aligned
+ * 16-byte slot of a destination row, stored as one vector; its bytes come
+ * from the two aligned source vectors around them, shifted into place (the
+ * source's offset from the destination is the same for every slot of a
+ * row). Slots cut by a row's ends, and source vectors that reach past the
+ * row's bytes, go byte by byte: nothing outside the rows is read or
+ * written. Chunks of THREADS * STRIDED_COPY_SHIFT_UNROLL slots as rows_W's
+ * units. */
+__device__ __forceinline__ void rows_shift(const strided_copy_args64_64 &a)
+{
+    constexpr int UNROLL
+    = STRIDED_COPY_SHIFT_UNROLL;
+    for (uint64_t c = blockIdx.x; c < a.count; c += gridDim.x) {
+        const uint64_t row = quotient(a.tiles_b, c);
+        const uint64_t k0 = (c - row * a.tiles_b.d) * (THREADS * UNROLL) + threadIdx.x;
+        int64_t to, from;
+        unravel(a, row, to, from);
+        const uintptr_t d = a.dst + (uintptr_t)to, s = a.src + (uintptr_t)from;
+        const uintptr_t dend = d + a.n_b, send = s + a.n_b, delta = s - d;
+        const uintptr_t d0 = d & ~(uintptr_t)15;
+        const int shift = (int)(delta & 15);
+        uint4 lo[UNROLL], hi[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const uintptr_t p = d0 + 16 * (uintptr_t)(k0 + u * THREADS);
+            if (p < dend) {
+                const uintptr_t q = p + delta - (uintptr_t)shift;
+                lo[u] = vector_within(q, s, send);
+                hi[u] = shift != 0 ? vector_within(q + 16, s, send) : make_uint4(0, 0, 0, 0);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const uintptr_t p = d0 + 16 * (uintptr_t)(k0 + u * THREADS);
+            if (p >= dend)
+                continue;
+            const uint4 v = shifted(lo[u], hi[u], shift);
+            if (p >= d && p + 16 <= dend) {
+                *reinterpret_cast<uint4 *>(p) = v;
+                continue;
+            }
+            const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+            for (int b = 0; b < 16; b++)
+                if (p + b >= d && p + b < dend)
+                    *reinterpret_cast<uint8_t *>(p + b) = (uint8_t)(w[b >> 2] >> (8 * (b & 3)));
         }
     }
 }
@@ -664,20 +755,6 @@ __device__ void subbyte_tiles(const strided_copy_subbyte_args &a)
     }
 }
 
-/* The aligned 32-bit word at q (an address, a multiple of 4), its bytes
- * outside [lo, hi) read as 0 and not touched: the rows of the sub-byte
- * kernels read only the bytes of their own elements. */
-__device__ __forceinline__ uint32_t word_within(uintptr_t q, uintptr_t lo, uintptr_t hi)
-{
-    if (q >= lo && q + 4 <= hi)
-        return __ldg(reinterpret_cast<const uint32_t *>(q));
-    uint32_t w = 0;
-    for (int k = 0; k < 4; k++)
-        if (q + k >= lo && q + k < hi)
-            w |= (uint32_t)__ldg(reinterpret_cast<const uint8_t *>(q + k)) << (8 * k);
-    return w;
-}
-
 /* The 32 bits (lo) and the 32 after them (hi, when WIDE) at bit position
  * bit of base, from aligned words within [lo, hi) (word_within). */
 template <bool WIDE>
@@ -1072,6 +1149,11 @@ TRANSPOSE(1, true, transpose_1p)
 TRANSPOSE(2, true, transpose_2p)
 NARROWS(1)
 NARROWS(2)
+
+KERNEL(rows_shift, strided_copy_args64_64)
+{
+    rows_shift(a);
+}
 
 KERNEL(subbyte, strided_copy_subbyte_args)
 {

@@ -55,6 +55,10 @@ extern "C" {
  * row chunks with the same macro. */
 #define STRIDED_COPY_UNROLL_OF(unit) ((unit) >= 16 ? 4 : (unit) == 8 ? 8 : 16)
 
+/* rows_shift's 16-byte destination slots per thread and chunk step (two
+ * source vectors each, the second mostly its neighbour's first). */
+#define STRIDED_COPY_SHIFT_UNROLL 4
+
 /* n / d as (umulhi(n, m) + n) >> s (Granlund and Montgomery; PyTorch's
  * IntDivider does the same). s = ceil(log2 d) and
  * m = floor(2^32 (2^s - d) / d) + 1 (2^64 for the 64-bit kind). Exact for

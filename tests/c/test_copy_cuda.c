@@ -319,12 +319,20 @@ static void test_rows(void **state)
      * one chunk of 1024 units a row. */
     strided_copy_plan p = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024), (1024, 1), (2048, 1), 1);
     assert_kernel(p, DST, SRC, "strided_copy_rows_16", 100, ROW);
-    /* An odd row pitch on one side: 4-byte units. */
-    strided_copy_plan odd = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024), (1024, 1), (1025, 1), 1);
+    /* An odd row pitch on one side, rows of 1200 bytes: 4-byte units. */
+    strided_copy_plan odd = PLAN(STRIDED_COPY_ROWS, 4, (100, 300), (300, 1), (301, 1), 1);
     assert_kernel(odd, DST, SRC, "strided_copy_rows_4", 100, ROW);
-    /* Misaligned rows of bytes. */
+    /* The same with rows of 4096 bytes: 16-byte slots of shifted loads,
+     * 258 slots, one chunk a row. */
+    strided_copy_plan odd_long = PLAN(STRIDED_COPY_ROWS, 4, (100, 1024), (1024, 1), (1025, 1), 1);
+    assert_kernel(odd_long, DST, SRC, "strided_copy_rows_shift", 100, ROW);
+    /* Misaligned rows of bytes: 314 slots, one chunk a row. */
     strided_copy_plan bytes = PLAN(STRIDED_COPY_ROWS, 1, (3, 5000), (5000, 1), (6000, 1), 1);
-    assert_kernel(bytes, DST, SRC + 1, "strided_copy_rows_1", 3 * 2, ROW);
+    assert_kernel(bytes, DST, SRC + 1, "strided_copy_rows_shift", 3, ROW);
+    /* Rows of 40000 bytes: 2502 slots, three chunks of 1024 a row. */
+    strided_copy_plan long_bytes = PLAN(STRIDED_COPY_ROWS, 1, (3, 40000), (40000, 1), (40001, 1),
+                                        1);
+    assert_kernel(long_bytes, DST, SRC, "strided_copy_rows_shift", 3 * 3, ROW);
     /* Rows shorter than a block are gathered: 3 floats, a 12-byte unit
      * split into 4-byte words. */
     strided_copy_plan short_rows = PLAN(STRIDED_COPY_ROWS, 4, (1000, 3), (3, 1), (4, 1), 1);

@@ -493,6 +493,20 @@ static void test_high_rank(void **state)
 static void test_misaligned_bases(void **state)
 {
     (void)state;
+    /* Long rows whose two sides are misaligned against each other by every
+     * kind of shift (rows_shift): odd pitches, negative pitches, rows
+     * longer than one chunk. */
+    static const int row_shifts[] = {0, 1, 3, 5, 8, 15};
+    for (size_t i = 0; i < sizeof row_shifts / sizeof row_shifts[0]; i++)
+        for (size_t j = 0; j < sizeof row_shifts / sizeof row_shifts[0]; j++) {
+            int ds = row_shifts[i], ss = row_shifts[j];
+            check_copy(PLAN(STRIDED_COPY_ROWS, 1, (5, 4099), (4099, 1), (4103, 1), 1), ds, ss,
+                       NULL);
+            check_copy(PLAN(STRIDED_COPY_ROWS, 2, (3, 9001), (9001, 1), (-9002, 1), 1), ds, ss,
+                       NULL);
+            check_copy(PLAN(STRIDED_COPY_ROWS, 4, (2, 20000), (20001, 1), (20000, 1), 1), ds, ss,
+                       NULL);
+        }
     static const int shifts[][2] = {{1, 0},  {0, 1}, {2, 2}, {2, 0},
                                     {4, 12}, {8, 0}, {0, 8}, {6, 10}};
     for (size_t i = 0; i < NITEMSIZES; i++) {
