@@ -10,6 +10,9 @@ One process, one GPU. Sections:
   written (a broadcast source once) and "%" is the fraction of the same run's
   1 GiB device-to-device memcpy (the faster of torch's contiguous copy_ and
   cupy.cuda.runtime.memcpyAsync). Views are made once, outside the timing.
+  With --cccl, NVIDIA CCCL's cuda::experimental::copy joins as the contender
+  "cccl": bench/bench_cccl.cu (built by scripts/build-cccl-bench; CCCL is no
+  dependency of strided), run once after the D2D rows on every row's layouts.
 * Small (Z): host microseconds per call, pipelined (2000 calls, one sync) and
   with a stream sync after each call, and device time per copy inside a CUDA
   graph; "strided+views" also makes both views in every call (the Python
@@ -28,6 +31,7 @@ Usage (repository root; strided built with STRIDED_BUILD_PYTHON=ON):
 
     PYTHONPATH=build-bench/python python bench/bench_copy.py [--json PATH]
         [--rows T,P1,C] [--reps N] [--quick] [--compile] [--no-cpu] [--no-gpu]
+        [--cccl PATH]
 """
 
 import argparse
@@ -43,6 +47,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +67,7 @@ SMV = strided.StridedMemoryView
 MIB = 1 << 20
 N = 16384
 BUDGET_S = 10.0  # timing time per contender and row: slower ones get fewer reps (at least 5)
+CCCL_TIMEOUT_S = 1200  # the CCCL anchor's one run over every D2D row
 
 
 class Unavailable(Exception):
@@ -540,8 +546,13 @@ def d2d_row(g, row, args, ceiling):
     else:
         out = dst = torch.empty(tuple(ref.shape), dtype=dt, device="cuda")
     nbytes = src_bytes + out.numel() * isz
+    # The copy as the CCCL anchor is given it: the views' shape and strides, in elements.
+    src_strides = ([s // isz for s in src.strides] if row.lib == "cupy"
+                   else list(src.stride()))
+    layout = {"itemsize": isz, "shape": list(dst.shape), "src_strides": src_strides,
+              "dst_strides": list(dst.stride())}
     result = {"id": row.id, "case": row.case, "dtype": row.dtype, "shape": list(base.shape),
-              "bytes": nbytes, "kernel": None}
+              "bytes": nbytes, "kernel": None, "layout": layout}
 
     def m_strided():
         # CuPy 14's DLPack export mangles negative strides: take cupy views through
@@ -584,11 +595,108 @@ def d2d_row(g, row, args, ceiling):
     result["results"] = run_contenders(makers, out, ref, lambda t: t.zero_(), g.same, g.sync,
                                        g.time_events, nbytes, args.reps)
     for r in result["results"].values():
-        if r["status"] == "ok":
-            r["pct"] = 100 * r["gbs"] / ceiling
-            if row.ceil:
-                r["pct_adj"] = r["pct"] / row.ceil
+        d2d_pct(r, ceiling, row)
     return finish(result, row.target)
+
+
+def d2d_pct(r, ceiling, row):
+    """A D2D result's % of the ceiling (and of the adjusted one, on rows that have it)."""
+    if r["status"] == "ok":
+        r["pct"] = 100 * r["gbs"] / ceiling
+        if row.ceil:
+            r["pct_adj"] = r["pct"] / row.ceil
+
+
+def cccl_cases(results):
+    """bench_cccl's input: a line per D2D row that was set up, `id itemsize ndim shape
+    src_strides dst_strides` (elements), the row's index in results as the id (row IDs
+    repeat)."""
+    lines = []
+    for i, r in enumerate(results):
+        c = r.get("layout")
+        if c is None or "results" not in r:
+            continue
+        lines.append(" ".join(str(v) for v in [i, c["itemsize"], len(c["shape"])] + c["shape"]
+                              + c["src_strides"] + c["dst_strides"]))
+    return "".join(line + "\n" for line in lines)
+
+
+def parse_cccl(text):
+    """bench_cccl's output: (about, cases). about: its '#' lines (the CCCL version and
+    commit); cases: id -> (median ms or None, status), status 'ok', 'BAD', or the reason
+    it did not run ('unsupported: ...', 'error: ...'). A line it cannot read raises."""
+    about, cases = [], {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            about.append(line[1:].strip())
+            continue
+        if not line.strip():
+            continue
+        parts = line.split(None, 2)
+        if len(parts) != 3:
+            raise ValueError("bench_cccl printed %r" % line[:80])
+        cid, ms, status = parts
+        kind, colon, why = status.partition(":")
+        if status not in ("ok", "BAD") and not colon:
+            raise ValueError("bench_cccl printed %r" % line[:80])
+        cases[cid] = (None if ms == "-" else float(ms),
+                      status if not colon else "%s: %s" % (kind, why.strip()))
+    return "; ".join(about), cases
+
+
+def run_cccl(path, results, reps):
+    """One run of bench_cccl over the D2D rows: (about, cases) as parse_cccl gives, and
+    why the cases without a line have none (None when it exited normally)."""
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise Unavailable("%s is not an executable file" % path)
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = Path(tmp) / "cases.txt"
+        cases.write_text(cccl_cases(results))
+        try:
+            p = subprocess.run([path, str(cases), str(reps)], capture_output=True, text=True,
+                               timeout=CCCL_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise Unavailable("bench_cccl ran past %d s" % CCCL_TIMEOUT_S) from None
+    about, got = parse_cccl(p.stdout)
+    stopped = None
+    if p.returncode != 0:
+        err = p.stderr.strip().splitlines()
+        stopped = "bench_cccl exited with %d%s" % (p.returncode,
+                                                   ": " + err[-1][:120] if err else "")
+        if not got:
+            raise Unavailable(stopped)
+    return about, got, stopped
+
+
+def cccl_anchor(args, rows, data, ceiling):
+    """Adds the contender "cccl" to every D2D row that was set up (rows: the Row of each
+    entry of data["d2d"]): one run of bench_cccl, --reps copies per row. A failure of
+    the whole run makes the anchor n/a on every row, with the reason."""
+    info = data["cccl"] = {"program": args.cccl, "reps": args.reps}
+    t0 = time.perf_counter()
+    try:
+        about, got, stopped = run_cccl(args.cccl, data["d2d"], args.reps)
+        info.update(status="ok", about=about, stopped=stopped)
+    except Exception as e:
+        got, stopped = {}, "anchor unavailable: %s" % na(e)["reason"]
+        info.update(status="unavailable", reason=na(e)["reason"])
+    info["wall_s"] = time.perf_counter() - t0
+    for i, (result, row) in enumerate(zip(data["d2d"], rows)):
+        if "results" not in result or "layout" not in result:
+            continue
+        ms, status = got.get(str(i), (None, stopped or "bench_cccl printed no line for it"))
+        if status not in ("ok", "BAD"):
+            r = {"status": "n/a", "reason": status}
+        elif not ms:
+            r = {"status": "n/a", "reason": "bench_cccl printed no time"}
+        else:
+            r = {"status": "ok", "ms": ms, "gbs": result["bytes"] / ms / 1e6,
+                 "ok": status == "ok", "reps": args.reps}
+            d2d_pct(r, ceiling, row)
+        result["results"]["cccl"] = r
+        finish(result, row.target)
+    print("  cccl anchor: %s, %.1f s" % (info["status"], info["wall_s"]), file=sys.stderr,
+          flush=True)
 
 
 def small_row(g, row, args):
@@ -770,6 +878,8 @@ def gpu_sections(args, prefixes, data):
             g.free()
             print("  %-3s %-42s %5.1f s" % (row.id, row.case, time.perf_counter() - t0),
                   file=sys.stderr, flush=True)
+        if key == "d2d" and args.cccl and rows:
+            cccl_anchor(args, rows, data, c["gbs"])
 
 
 def host_pattern(shape):
@@ -957,9 +1067,11 @@ TAIL = [("kernel", lambda r: r.get("kernel") or "-"), ("target", lambda r: r.get
 
 def section_d2d(rows):
     cs = [("ms", "ms", "%.3f"), ("GB/s", "gbs", "%.0f"), ("%", "pct", "%.1f")]
+    names = contenders(rows, ["strided", "torch", "cupy"])
+    xs = [("x " + n, speedup(n)) for n in ("torch", "cupy", "cccl")
+          if n != "cccl" or n in names]
     text = table(rows, LEAD + [("dtype", lambda r: r.get("dtype", "-"))] + MIB_COL,
-                 [(n, result_of(n), cs) for n in contenders(rows, ["strided", "torch", "cupy"])],
-                 [("x torch", speedup("torch")), ("x cupy", speedup("cupy"))] + TAIL)
+                 [(n, result_of(n), cs) for n in names], xs + TAIL)
     adj = []
     for row in rows:
         pcts = ["%s %.1f" % (n, r["pct_adj"]) for n, r in row.get("results", {}).items()
@@ -1035,6 +1147,13 @@ def report(data):
                      "%.0f GB/s, cudaMemcpyAsync %s GB/s" % (
                          c["bytes"] // 2 // MIB, c["gbs"], c["torch_copy_gbs"],
                          f(c["cupy_memcpy_gbs"], "%.0f")))
+    a = data.get("cccl")
+    if a:
+        parts.append("CCCL anchor (cuda::experimental::copy, %s): %s" % (
+            a["program"], "%s; one run over the D2D rows, %.0f s%s" % (
+                a["about"] or "version not printed", a["wall_s"],
+                "; " + a["stopped"] if a["stopped"] else "")
+            if a["status"] == "ok" else "unavailable (%s)" % a["reason"]))
     for key, title, section in SECTIONS:
         if data.get(key):
             text, lines = section(data[key])
@@ -1076,6 +1195,9 @@ def main():
                    help="add torch.compile on the rows that name it as a baseline")
     p.add_argument("--no-cpu", action="store_true", help="skip the CPU rows")
     p.add_argument("--no-gpu", action="store_true", help="skip the GPU rows")
+    p.add_argument("--cccl", metavar="PATH",
+                   help="bench_cccl (scripts/build-cccl-bench): add CCCL's "
+                        "cuda::experimental::copy to the D2D rows as the contender cccl")
     p.add_argument("--cpu-child", choices=["1", "all"], help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.reps < 1:
@@ -1096,6 +1218,11 @@ def main():
                        "bytes": "unique bytes read + bytes written; transfers: destination "
                                 "bytes"},
             "mismatches": [], "errors": []}
+    if args.cccl:
+        data["method"]["cccl"] = ("bench_cccl: one process after the D2D rows, on their layouts "
+                                  "and a stream of its own; 1 warm-up call, checked against a "
+                                  "reference kernel, then CUDA events around each of --reps "
+                                  "calls, median")
     gpu_sections(args, prefixes, data)
     cpu_section(args, prefixes, data)
     for key, _, _ in SECTIONS:

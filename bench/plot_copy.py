@@ -5,7 +5,8 @@ One panel per section present in the JSON, grouped horizontal bars, one group
 per row:
 
 * device to device: % of the run's D2D memcpy for strided, torch, cupy (and
-  torch.compile when timed), a line at 100 % and a marker at the row's target;
+  torch.compile and the CCCL anchor when timed), a line at 100 % and a marker
+  at the row's target;
 * host <-> device: GB/s of strided, torch and the row's baseline, a marker at
   the row's GB/s target;
 * CPU: GB/s of strided (1 thread and all), numpy and torch (all threads), a
@@ -27,7 +28,8 @@ import sys
 from pathlib import Path
 
 COLORS = {"strided": "#1f5fbf", "strided 1 thr": "#8fb3e8", "torch": "#e4572e",
-          "cupy": "#5a9e2f", "compile": "#8e5cc2", "numpy": "#4bb3c4", "baseline": "#999999"}
+          "cupy": "#5a9e2f", "compile": "#8e5cc2", "cccl": "#76b900", "numpy": "#4bb3c4",
+          "baseline": "#999999"}
 TARGET_COLOR = "#d62728"
 # Inches: the width of the figure, the height of one bar, and what a panel
 # needs besides its bars (title, legend, axis).
@@ -77,7 +79,7 @@ def values(results, series, key, rename=None):
 
 def d2d_panel(data):
     rows = [r for r in data.get("d2d", []) if "results" in r]
-    series = [s for s in ("strided", "torch", "cupy", "compile")
+    series = [s for s in ("strided", "torch", "cupy", "compile", "cccl")
               if any(ok(r["results"].get(s)) for r in rows)]
     groups = [(label(r), values(r["results"], series, "pct"),
                target_value(r.get("target_conditions"), "pct")) for r in rows]
@@ -237,16 +239,23 @@ def markdown(data):
     rows = [r for r in data.get("d2d", []) if "results" in r]
     if rows:
         c = data["ceiling"]
-        extra = [n for n in ("compile",) if any(n in r["results"] for r in rows)]
+        extra = [n for n in ("compile", "cccl") if any(n in r["results"] for r in rows)]
+        xs = ["torch", "cupy"] + [n for n in ("cccl",) if n in extra]
         out.append("Device to device, %% of the run's D2D memcpy (%.0f GB/s):"
                    % c["gbs"])
+        if data.get("cccl"):
+            a = data["cccl"]
+            out.append("cccl: CCCL's cuda::experimental::copy (%s)."
+                       % (a.get("about") or "version not printed" if a["status"] == "ok"
+                          else "unavailable: %s" % a["reason"]))
         out.append(md_table(
             ["row", "case", "dtype", "strided %", "torch %", "cupy %"]
-            + ["%s %%" % n for n in extra] + ["x torch", "x cupy", "kernel", "target", "met"],
+            + ["%s %%" % n for n in extra] + ["x " + n for n in xs]
+            + ["kernel", "target", "met"],
             [[r["id"], r["case"], r["dtype"]]
              + [value(r, n, "pct") for n in ["strided", "torch", "cupy"] + extra]
-             + [fmt(r["speedup"].get("torch"), "%.2f"), fmt(r["speedup"].get("cupy"), "%.2f"),
-                r.get("kernel") or "-", r["target"], met(r)] for r in rows]))
+             + [fmt(r["speedup"].get(n), "%.2f") for n in xs]
+             + [r.get("kernel") or "-", r["target"], met(r)] for r in rows]))
     rows = [r for r in data.get("small", []) if "results" in r]
     if rows:
         out.append("Small copies, us per call: host pipelined / host with a sync / device "
