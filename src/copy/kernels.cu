@@ -651,6 +651,49 @@ __device__ __forceinline__ void put_bits(uint8_t *base, int64_t bit, int width, 
     }
 }
 
+/* Chunk c of the sub-byte kernel's rows (chunks work items each): its
+ * first work item along axis 0 and its row's element offsets. */
+__device__ __forceinline__ void subbyte_chunk_at(const strided_copy_subbyte_args &a, int64_t c,
+                                                 int64_t chunk, int64_t &first, int64_t &d,
+                                                 int64_t &s)
+{
+    int64_t rest = c / a.chunks;
+    first = (c - rest * a.chunks) * chunk;
+    d = 0;
+    s = 0;
+    for (int k = 1; k < a.ndim; k++) {
+        const int64_t q = rest / a.extent[k], j = rest - q * a.extent[k];
+        d += j * a.dst_stride[k];
+        s += j * a.src_stride[k];
+        rest = q;
+    }
+}
+
+/* Tile t of the sub-byte kernel's transposes (ta elements along tile_axis,
+ * tb along axis 0; tiles_b fastest, then tiles_a, then the other axes): its
+ * first indices along both and the element offsets of its batch. */
+__device__ __forceinline__ void subbyte_tile_at(const strided_copy_subbyte_args &a, int64_t t,
+                                                int64_t ta, int64_t tb, int64_t &a0, int64_t &b0,
+                                                int64_t &d, int64_t &s)
+{
+    int64_t rest = t / a.tiles_b;
+    b0 = (t - rest * a.tiles_b) * tb;
+    int64_t q = rest / a.tiles_a;
+    a0 = (rest - q * a.tiles_a) * ta;
+    rest = q;
+    d = 0;
+    s = 0;
+    for (int k = 1; k < a.ndim; k++) {
+        if (k == a.tile_axis)
+            continue;
+        q = rest / a.extent[k];
+        const int64_t j = rest - q * a.extent[k];
+        d += j * a.dst_stride[k];
+        s += j * a.src_stride[k];
+        rest = q;
+    }
+}
+
 /* Sub-byte elements, a group of destination elements per work item (see
  * strided_copy_subbyte_args): the group's values are read one by one and
  * written together, whole bytes at once, where the destination is packed
@@ -663,15 +706,8 @@ __device__ void subbyte(const strided_copy_subbyte_args &a)
     uint8_t *dst = reinterpret_cast<uint8_t *>(a.dst);
     constexpr int64_t CHUNK = (int64_t)THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
     for (int64_t c = blockIdx.x; c < a.count; c += gridDim.x) {
-        int64_t rest = c / a.chunks;
-        const int64_t first = (c - rest * a.chunks) * CHUNK;
-        int64_t d = 0, s = 0;
-        for (int k = 1; k < a.ndim; k++) {
-            const int64_t q = rest / a.extent[k], j = rest - q * a.extent[k];
-            d += j * a.dst_stride[k];
-            s += j * a.src_stride[k];
-            rest = q;
-        }
+        int64_t first, d, s;
+        subbyte_chunk_at(a, c, CHUNK, first, d, s);
 #pragma unroll
         for (int u = 0; u < STRIDED_COPY_SUBBYTE_UNROLL; u++) {
             const int64_t g = first + u * THREADS + threadIdx.x;
@@ -710,21 +746,8 @@ __device__ void subbyte_tiles(const strided_copy_subbyte_args &a)
     const int64_t na = a.extent[ka], nb = a.n0;
     const int per_row = TILE / a.group;
     for (int64_t t = blockIdx.x; t < a.count; t += gridDim.x) {
-        int64_t rest = t / a.tiles_b;
-        const int64_t b0 = (t - rest * a.tiles_b) * TILE;
-        int64_t q = rest / a.tiles_a;
-        const int64_t a0 = (rest - q * a.tiles_a) * TILE;
-        rest = q;
-        int64_t d = 0, s = 0;
-        for (int k = 1; k < a.ndim; k++) {
-            if (k == ka)
-                continue;
-            q = rest / a.extent[k];
-            const int64_t j = rest - q * a.extent[k];
-            d += j * a.dst_stride[k];
-            s += j * a.src_stride[k];
-            rest = q;
-        }
+        int64_t a0, b0, d, s;
+        subbyte_tile_at(a, t, TILE, TILE, a0, b0, d, s);
         for (int e = threadIdx.x; e < TILE * TILE; e += THREADS) {
             const int ia = e % TILE, ib = e / TILE;
             if (a0 + ia < na && b0 + ib < nb)
@@ -813,15 +836,8 @@ __device__ void subbyte_runs(const strided_copy_subbyte_args &a)
     const int ss = a.src_step, ds = a.dst_step;
     constexpr int64_t CHUNK = (int64_t)THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
     for (int64_t c = blockIdx.x; c < a.count; c += gridDim.x) {
-        int64_t rest = c / a.chunks;
-        const int64_t first = (c - rest * a.chunks) * CHUNK;
-        int64_t d = 0, s = 0;
-        for (int k = 1; k < a.ndim; k++) {
-            const int64_t q = rest / a.extent[k], j = rest - q * a.extent[k];
-            d += j * a.dst_stride[k];
-            s += j * a.src_stride[k];
-            rest = q;
-        }
+        int64_t first, d, s;
+        subbyte_chunk_at(a, c, CHUNK, first, d, s);
         const int64_t dbit = a.dst_bit + d * ds, sbit = a.src_bit + s * ss;
         const int64_t dend = dbit + a.n0 * ds;
         /* The source row's bytes, the only ones read. */
@@ -918,21 +934,8 @@ __device__ void subbyte_fp4_tiles(const strided_copy_subbyte_args &a)
     const int ka = a.tile_axis;
     const int64_t na = a.extent[ka], nb = a.n0;
     for (int64_t t = blockIdx.x; t < a.count; t += gridDim.x) {
-        int64_t rest = t / a.tiles_b;
-        const int64_t b0 = (t - rest * a.tiles_b) * TB;
-        int64_t q = rest / a.tiles_a;
-        const int64_t a0 = (rest - q * a.tiles_a) * TA;
-        rest = q;
-        int64_t d = 0, s = 0;
-        for (int k = 1; k < a.ndim; k++) {
-            if (k == ka)
-                continue;
-            q = rest / a.extent[k];
-            const int64_t j = rest - q * a.extent[k];
-            d += j * a.dst_stride[k];
-            s += j * a.src_stride[k];
-            rest = q;
-        }
+        int64_t a0, b0, d, s;
+        subbyte_tile_at(a, t, TA, TB, a0, b0, d, s);
         if (a0 + TA > na || b0 + TB > nb) {
             /* An edge tile: a destination byte (two values) a work item. */
             for (int e = threadIdx.x; e < TA * (TB / 2); e += THREADS) {
