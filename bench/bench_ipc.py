@@ -158,7 +158,7 @@ def _consumer(q_in, q_out, repeat):
 
 
 # Seconds the producer waits for an alternative's consumer before its row is n/a.
-ANCHOR_TIMEOUT = 180
+ANCHOR_TIMEOUT = 60
 
 CUDA_CORE_NAMES = ("Device", "DeviceMemoryResource", "DeviceMemoryResourceOptions", "Buffer")
 
