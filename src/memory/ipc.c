@@ -465,10 +465,16 @@ strided_status strided_buffer_export_ipc(const strided_buffer *b,
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "the buffer's memory resource has been closed");
     unsigned char d[STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE];
+    if (strided__buffer_ipc_cached(b, d)) {
+        memcpy(out, d, sizeof d);
+        return STRIDED_OK;
+    }
     strided_status status = from_pool ? export_pool_allocation(op, b, &pool, d)
                                       : export_legacy(op, b, d);
-    if (status == STRIDED_OK)
+    if (status == STRIDED_OK) {
+        strided__buffer_ipc_cache(b, d);
         memcpy(out, d, sizeof d);
+    }
     return status;
 }
 

@@ -94,4 +94,14 @@ bool strided__resource_pool_ipc(const strided_memory_resource *mr, strided__pool
  * release callback release; NULL otherwise (buffer.c). */
 void *strided__buffer_release_context(const strided_buffer *b, strided_release_fn release);
 
+/* The descriptor strided_buffer_export_ipc made of b before, into out;
+ * false when there is none (buffer.c). */
+bool strided__buffer_ipc_cached(const strided_buffer *b,
+                                unsigned char out[STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE]);
+
+/* Keep d as b's descriptor for later exports, unless one is kept already
+ * (or no memory is left for it). Thread-safe. */
+void strided__buffer_ipc_cache(const strided_buffer *b,
+                               const unsigned char d[STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE]);
+
 #endif

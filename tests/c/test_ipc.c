@@ -496,7 +496,13 @@ static void test_pool_buffer_round_trip(void **state)
     assert_ok(strided_buffer_alloc(mr, 1000, NULL, &b));
     memset(strided_buffer_ptr(b), 0xab, 1000);
     assert_false(strided_buffer_is_mapped(b));
+    long exports = fake.calls("cuMemPoolExportPointer");
     assert_ok(strided_buffer_export_ipc(b, d));
+    assert_int_equal(fake.calls("cuMemPoolExportPointer"), exports + 1);
+    /* A second export gives the same bytes without asking the driver. */
+    assert_ok(strided_buffer_export_ipc(b, d2));
+    assert_memory_equal(d2, d, DSIZE);
+    assert_int_equal(fake.calls("cuMemPoolExportPointer"), exports + 1);
     assert_ok(strided_buffer_ipc_describe(d, DSIZE, &info));
     assert_int_equal(info.sharing, STRIDED_IPC_POOL);
     assert_int_equal(info.kind, STRIDED_MEMORY_DEVICE);
