@@ -31,6 +31,7 @@ typedef struct {
     PyObject *owner;     /* owner, or NULL */
     PyObject *hold;      /* the memory's hold, joined; or NULL (none, or
                           * closed) */
+    PyObject *descriptor; /* the IPCBufferDescriptor once made, or NULL */
     PyObject *weakrefs;
 } BufferObject;
 
@@ -65,6 +66,7 @@ static PyObject *new_typed(PyTypeObject *type, strided_buffer *b, PyObject *mr, 
     self->owner = Py_XNewRef(owner);
     self->hold = strided_py_hold_join(hold);
     self->weakrefs = NULL;
+    self->descriptor = NULL;
     PyObject_GC_Track(self);
     return (PyObject *)self;
 }
@@ -114,10 +116,12 @@ static void detach(BufferObject *self, bool release_gil)
 {
     strided_buffer *b = self->buf;
     PyObject *mr = self->mr, *owner = self->owner, *hold = self->hold;
+    PyObject *descriptor = self->descriptor;
     self->buf = NULL;
     self->mr = NULL;
     self->owner = NULL;
     self->hold = NULL;
+    self->descriptor = NULL;
     strided_py_hold_leave(hold);
     if (release_gil)
         strided_py_release_buffer(b);
@@ -125,6 +129,7 @@ static void detach(BufferObject *self, bool release_gil)
         strided_buffer_release(b);
     Py_XDECREF(mr);
     Py_XDECREF(owner);
+    Py_XDECREF(descriptor);
 }
 
 /* The release callback of a Buffer made with an owner: drop the C buffer's
@@ -846,13 +851,16 @@ static PyObject *get_is_mapped(BufferObject *self, void *closure)
 }
 
 /* An IPCBufferDescriptor of the open buffer: the C library's descriptor
- * bytes and the buffer's size. */
+ * bytes and the buffer's size; made once and kept (a descriptor's fields
+ * are read-only), as cuda.core keeps its own. */
 static PyObject *get_ipc_descriptor(BufferObject *self, void *closure)
 {
     unsigned char d[STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE];
     (void)closure;
     if (open_buffer(self) == NULL)
         return NULL;
+    if (self->descriptor != NULL)
+        return Py_NewRef(self->descriptor);
     strided_status status;
     Py_BEGIN_ALLOW_THREADS
     status = strided_buffer_export_ipc(self->buf, d);
@@ -865,6 +873,8 @@ static PyObject *get_ipc_descriptor(BufferObject *self, void *closure)
                                                     (Py_ssize_t)sizeof d,
                                                     (Py_ssize_t)strided_buffer_size(self->buf));
     Py_XDECREF(cls);
+    if (r != NULL && self->buf != NULL && self->descriptor == NULL)
+        self->descriptor = Py_NewRef(r);
     return r;
 }
 
