@@ -821,6 +821,33 @@ __device__ __forceinline__ uint32_t run_word(const uint8_t *src, int64_t sbit, i
     return v;
 }
 
+/* The value of the destination word whose first bit is r0 bits from a
+ * row's element 0 (subbyte_runs), from the row's source bits at sbit, read
+ * within [slo, shi). */
+__device__ __forceinline__ uint32_t run_value(const strided_copy_subbyte_args &a,
+                                              const uint8_t *src, int64_t sbit, int64_t r0,
+                                              uintptr_t slo, uintptr_t shi)
+{
+    const int ss = a.src_step, ds = a.dst_step;
+    if (ss == ds)
+        return (uint32_t)bits_within<false>(src, sbit + r0, slo, shi);
+    if (ss == 4 && ds == 8)
+        return run_word<4, 8>(src, sbit, r0, a.width, ss, ds, slo, shi);
+    if (ss == 8 && ds == 4)
+        return run_word<8, 4>(src, sbit, r0, a.width, ss, ds, slo, shi);
+    if (32 % ds == 0 && (32 / ds) * ss <= 64)
+        return run_word<0, 0>(src, sbit, r0, a.width, ss, ds, slo, shi);
+    /* Value by value, the first and last possibly in part. */
+    uint32_t v = 0;
+    int64_t e = r0 >= 0 ? r0 / ds : -((-r0 + ds - 1) / ds);
+    for (e = e < 0 ? 0 : e; e < a.n0 && e * ds - r0 < 32; e++) {
+        const int64_t pos = e * ds - r0;
+        const uint32_t x = get_bits(src, sbit + e * ss, a.width);
+        v |= pos >= 0 ? x << pos : x >> -pos;
+    }
+    return v;
+}
+
 /* Sub-byte rows of stride 1 on both sides (mode STRIDED_COPY_SUBBYTE_RUNS:
  * the same packed bits, packed <-> padded): each work item is one aligned
  * 32-bit word of a destination row, the elements whose bits it holds
@@ -844,6 +871,17 @@ __device__ void subbyte_runs(const strided_copy_subbyte_args &a)
         const uintptr_t slo = a.src + (uintptr_t)(sbit >> 3);
         const uintptr_t shi = a.src + (uintptr_t)((sbit + a.n0 * ss + 7) >> 3);
         const uintptr_t w0 = (a.dst + (uintptr_t)(dbit >> 3)) & ~(uintptr_t)3;
+        /* Every word's value first, then the stores: the stores could
+         * alias the loads, so the other order would wait for each load in
+         * turn. */
+        uint32_t v[STRIDED_COPY_SUBBYTE_UNROLL];
+#pragma unroll
+        for (int u = 0; u < STRIDED_COPY_SUBBYTE_UNROLL; u++) {
+            const int64_t g = first + u * THREADS + threadIdx.x;
+            const int64_t wbit = (int64_t)(w0 + 4 * (uintptr_t)g - a.dst) * 8;
+            if (g < a.extent[0] && wbit < dend)
+                v[u] = run_value(a, src, sbit, wbit - dbit, slo, shi);
+        }
 #pragma unroll
         for (int u = 0; u < STRIDED_COPY_SUBBYTE_UNROLL; u++) {
             const int64_t g = first + u * THREADS + threadIdx.x;
@@ -851,28 +889,9 @@ __device__ void subbyte_runs(const strided_copy_subbyte_args &a)
             const int64_t wbit = (int64_t)(w - a.dst) * 8;
             if (g >= a.extent[0] || wbit >= dend)
                 break;
-            const int64_t r0 = wbit - dbit;
-            uint32_t v = 0;
-            if (ss == ds) {
-                v = (uint32_t)bits_within<false>(src, sbit + r0, slo, shi);
-            } else if (ss == 4 && ds == 8) {
-                v = run_word<4, 8>(src, sbit, r0, a.width, ss, ds, slo, shi);
-            } else if (ss == 8 && ds == 4) {
-                v = run_word<8, 4>(src, sbit, r0, a.width, ss, ds, slo, shi);
-            } else if (32 % ds == 0 && (32 / ds) * ss <= 64) {
-                v = run_word<0, 0>(src, sbit, r0, a.width, ss, ds, slo, shi);
-            } else {
-                /* Value by value, the first and last possibly in part. */
-                int64_t e = r0 >= 0 ? r0 / ds : -((-r0 + ds - 1) / ds);
-                for (e = e < 0 ? 0 : e; e < a.n0 && e * ds - r0 < 32; e++) {
-                    const int64_t pos = e * ds - r0;
-                    const uint32_t x = get_bits(src, sbit + e * ss, a.width);
-                    v |= pos >= 0 ? x << pos : x >> -pos;
-                }
-            }
             const int64_t lo = wbit > dbit ? wbit : dbit, hi = wbit + 32 < dend ? wbit + 32 : dend;
             if (lo == wbit && hi == wbit + 32) {
-                *reinterpret_cast<uint32_t *>(w) = v;
+                *reinterpret_cast<uint32_t *>(w) = v[u];
                 continue;
             }
             for (int64_t b = lo & ~(int64_t)7; b < hi; b += 8) {
@@ -880,7 +899,7 @@ __device__ void subbyte_runs(const strided_copy_subbyte_args &a)
                 const int from = lo > b ? (int)(lo - b) : 0, to = hi < b + 8 ? (int)(hi - b) : 8;
                 const uint8_t m = (uint8_t)(((1u << to) - 1) & ~((1u << from) - 1));
                 uint8_t *p = reinterpret_cast<uint8_t *>(w) + k;
-                const uint8_t x = (uint8_t)(v >> (8 * k));
+                const uint8_t x = (uint8_t)(v[u] >> (8 * k));
                 *p = m == 0xff ? x : (uint8_t)((*p & ~m) | (x & m));
             }
         }
@@ -917,17 +936,19 @@ __device__ __forceinline__ void transpose_nibbles(uint32_t (&w)[8])
  * STRIDED_COPY_SUBBYTE_FP4_TILES; the host proved it): tiles of
  * STRIDED_COPY_FP4_TILE_A elements along the source's run (a, tile_axis) by
  * STRIDED_COPY_FP4_TILE_B along the destination's (b, axis 0). Thread
- * (j, i) reads word j of source rows 8i..8i+7 (a warp a run of 128 bytes),
- * transposes the 8 x 8 values in registers and leaves the eight words for
- * destination rows 8j..8j+7 in shared memory (pitch 9 words, the word
- * index XOR swizzled: no bank conflicts), from where each warp stores
+ * (j, i) reads word j of source rows 8i..8i+7 and of the 8 rows 64 further
+ * (a warp reads runs of 128 bytes), transposes each 8 x 8 block of values
+ * in registers and leaves its eight words for destination rows 8j..8j+7 in
+ * shared memory (pitch 17 words, the word index XOR swizzled: no bank
+ * conflicts), from where each warp stores
  * whole 32-byte row pieces. Tiles cut by the matrix's edges go value by
  * value. */
 __device__ void subbyte_fp4_tiles(const strided_copy_subbyte_args &a)
 {
     constexpr int TA = STRIDED_COPY_FP4_TILE_A, TB = STRIDED_COPY_FP4_TILE_B;
     constexpr int WA = TA / 8, WB = TB / 8, PITCH = WB + 1;
-    static_assert(WA == 32 && WA * WB == THREADS, "a warp per source row, a thread per word");
+    static_assert(WA == 32 && WA * WB == 2 * THREADS,
+                  "a warp per source row, a thread per two words of it");
     __shared__ uint32_t sm[TA * PITCH];
     const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
     uint8_t *dst = reinterpret_cast<uint8_t *>(a.dst);
@@ -954,17 +975,27 @@ __device__ void subbyte_fp4_tiles(const strided_copy_subbyte_args &a)
             }
             continue; /* uniform in the block: no barrier skipped by some */
         }
-        const int j = threadIdx.x % WA, i = threadIdx.x / WA;
-        uint32_t w[8];
+        /* Two groups of 8 source rows a thread (i and i + HALF): 16 loads in
+         * flight. */
+        constexpr int HALF = THREADS / WA;
+        const int j = threadIdx.x % WA, i0 = threadIdx.x / WA;
+        uint32_t w[2][8];
 #pragma unroll
-        for (int u = 0; u < 8; u++) {
-            const int64_t o = s + a0 + 8 * j + (b0 + 8 * i + u) * a.src_stride[0];
-            w[u] = __ldg(reinterpret_cast<const uint32_t *>(src + ((a.src_bit + o * 4) >> 3)));
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                const int64_t o = s + a0 + 8 * j + (b0 + 8 * (i0 + h * HALF) + u) * a.src_stride[0];
+                w[h][u] = __ldg(reinterpret_cast<const uint32_t *>(src +
+                                                                   ((a.src_bit + o * 4) >> 3)));
+            }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            transpose_nibbles(w[h]);
+            const int i = i0 + h * HALF;
+#pragma unroll
+            for (int v = 0; v < 8; v++)
+                sm[(8 * j + v) * PITCH + (i ^ ((j >> 2) & 7))] = w[h][v];
         }
-        transpose_nibbles(w);
-#pragma unroll
-        for (int v = 0; v < 8; v++)
-            sm[(8 * j + v) * PITCH + (i ^ ((j >> 2) & 7))] = w[v];
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < TA * WB / THREADS; k++) {
