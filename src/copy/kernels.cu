@@ -1189,12 +1189,27 @@ KERNEL(rows_shift, strided_copy_args64_64)
     rows_shift(a);
 }
 
+/* The sub-byte kernel's forms, a kernel each (by mode), so that each has
+ * the registers and shared memory of its own form only. */
 KERNEL(subbyte, strided_copy_subbyte_args)
 {
-    switch (a.mode) {
-    case STRIDED_COPY_SUBBYTE_TILES: subbyte_tiles(a); break;
-    case STRIDED_COPY_SUBBYTE_RUNS: subbyte_runs(a); break;
-    case STRIDED_COPY_SUBBYTE_FP4_TILES: subbyte_fp4_tiles(a); break;
-    default: subbyte(a); break;
-    }
+    subbyte(a);
+}
+
+KERNEL(subbyte_tiles, strided_copy_subbyte_args)
+{
+    subbyte_tiles(a);
+}
+
+KERNEL(subbyte_runs, strided_copy_subbyte_args)
+{
+    subbyte_runs(a);
+}
+
+/* At 3 blocks a multiprocessor at least (85 registers a thread, which it
+ * fits in without spilling): memory-bound, it needs threads in flight. */
+extern "C" __global__ void __launch_bounds__(THREADS, 3)
+    strided_copy_subbyte_fp4_tiles(const strided_copy_subbyte_args a)
+{
+    subbyte_fp4_tiles(a);
 }

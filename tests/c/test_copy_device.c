@@ -281,7 +281,7 @@ static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
     strided_view src = packed_fp4(1024, 1, 46, 30, 1, 46, 0);
     assert_ok(copy(dst, src));
     fake_cuda_launch l = launched();
-    assert_string_equal(l.function, "strided_copy_subbyte");
+    assert_string_equal(l.function, "strided_copy_subbyte_tiles");
     assert_int_equal(l.device, 1);
     assert_ptr_equal(l.stream, STREAM_A);
     assert_int_equal(l.grid[0], 1);
@@ -289,8 +289,7 @@ static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
     assert_int_equal(l.args[0], addr(&dst));
     assert_int_equal(l.args[1], addr(&src));
     assert_int_equal(l.args[2], 0); /* the plan's element 0 is the views' */
-    /* Into padded memory (one element a byte) the same; without a
-     * transpose, rows of groups, a block for each of the 46 rows. */
+    /* Into padded memory (one element a byte) the same. */
     static const strided_dtype fp4 = {STRIDED_DTYPE_FLOAT4_E2M1FN, 4, 1};
     strided_buffer *pb = device_memory(46 * 30, 1, PLAIN);
     strided_layout pl = mk_c(DIMS(46, 30), 1);
@@ -299,10 +298,13 @@ static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
     strided_buffer_release(pb);
     assert_ok(copy(padded, src));
     l = launched();
-    assert_string_equal(l.function, "strided_copy_subbyte");
+    assert_string_equal(l.function, "strided_copy_subbyte_tiles");
     assert_int_equal(l.grid[0], 1);
+    /* Rows of stride 1 on both sides: destination words, a block for each
+     * of the 46 rows (9 words a row at most). */
     strided_view gapped = packed_fp4(2048, 1, 46, 30, 32, 1, 0);
     assert_ok(copy(padded, gapped));
+    assert_string_equal(launched().function, "strided_copy_subbyte_runs");
     assert_int_equal(launched().grid[0], 46);
     strided_view_release(&gapped);
     /* Host memory: its bytes through a device temporary, in, the kernel,
@@ -315,7 +317,7 @@ static void test_packed_subbyte_copies_run_the_subbyte_kernel(void **state)
     assert_ok(copy(onhost, src));
     assert_int_equal(fake.calls("cuMemcpyAsync"), copies + 2);
     assert_int_equal(fake.calls("cuLaunchKernel"), launches + 1);
-    assert_string_equal(launched().function, "strided_copy_subbyte");
+    assert_string_equal(launched().function, "strided_copy_subbyte_tiles");
     assert_int_equal(launched().args[1], addr(&src));
     assert_ok(copy(src, onhost));
     assert_int_equal(fake.calls("cuMemcpyAsync"), copies + 3);
