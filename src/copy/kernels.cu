@@ -848,20 +848,104 @@ __device__ __forceinline__ uint32_t run_value(const strided_copy_subbyte_args &a
     return v;
 }
 
+/* n aligned words from q into x, their bytes outside [lo, hi) read as 0:
+ * plain loads when all of them lie inside (the interior of a row), else
+ * word_within each. */
+template <int N>
+__device__ __forceinline__ void words_within(uintptr_t q, uintptr_t lo, uintptr_t hi,
+                                             uint32_t (&x)[N])
+{
+    if (q >= lo && q + 4 * N <= hi) {
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            x[k] = __ldg(reinterpret_cast<const uint32_t *>(q + 4 * k));
+    } else {
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            x[k] = word_within(q + 4 * k, lo, hi);
+    }
+}
+
+/* The N words at bit position bit of base (N + 1 aligned words read within
+ * [lo, hi), shifted into place). */
+template <int N>
+__device__ __forceinline__ void shifted_words(const uint8_t *base, int64_t bit, uintptr_t lo,
+                                              uintptr_t hi, uint32_t (&out)[N])
+{
+    const uintptr_t p = reinterpret_cast<uintptr_t>(base) + (uintptr_t)(bit >> 3);
+    const uintptr_t q = p & ~(uintptr_t)3;
+    const int shift = (int)(p - q) * 8 + (int)(bit & 7);
+    uint32_t x[N + 1];
+    words_within<N + 1>(q, lo, hi, x);
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        out[k] = __funnelshift_r(x[k], x[k + 1], shift);
+}
+
+/* 4-bit values in the low 16 bits of x, one to a byte. */
+__device__ __forceinline__ uint32_t spread_nibbles(uint32_t x)
+{
+    x &= 0xFFFFu;
+    x = (x | (x << 8)) & 0x00FF00FFu;
+    return (x | (x << 4)) & 0x0F0F0F0Fu;
+}
+
+/* The low 4 bits of the 4 bytes of x, packed into 16 bits. */
+__device__ __forceinline__ uint32_t gather_nibbles(uint32_t x)
+{
+    x &= 0x0F0F0F0Fu;
+    x = (x | (x >> 4)) & 0x00FF00FFu;
+    return (x | (x >> 8)) & 0xFFFFu;
+}
+
+/* The 16 destination bytes whose first bit is r0 bits from a row's
+ * element 0 (subbyte_runs), from the row's source bits at sbit, read within
+ * [slo, shi): the same packed bits as one shifted window; packed 4-bit
+ * values to padded ones (8 source bytes) and back (32 source bytes) by
+ * whole words; other widths word by word (run_value). */
+__device__ __forceinline__ uint4 run_slot(const strided_copy_subbyte_args &a, const uint8_t *src,
+                                          int64_t sbit, int64_t r0, uintptr_t slo, uintptr_t shi)
+{
+    const int ss = a.src_step, ds = a.dst_step;
+    uint32_t w[4];
+    if (ss == ds) {
+        shifted_words<4>(src, sbit + r0, slo, shi, w);
+    } else if (ss == 4 && ds == 8 && a.width == 4) {
+        uint32_t x[2];
+        shifted_words<2>(src, sbit + r0 / 8 * 4, slo, shi, x);
+        w[0] = spread_nibbles(x[0]);
+        w[1] = spread_nibbles(x[0] >> 16);
+        w[2] = spread_nibbles(x[1]);
+        w[3] = spread_nibbles(x[1] >> 16);
+    } else if (ss == 8 && ds == 4 && a.width == 4) {
+        uint32_t x[8];
+        shifted_words<8>(src, sbit + r0 / 4 * 8, slo, shi, x);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            w[k] = gather_nibbles(x[2 * k]) | gather_nibbles(x[2 * k + 1]) << 16;
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            w[k] = run_value(a, src, sbit, r0 + 32 * k, slo, shi);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 /* Sub-byte rows of stride 1 on both sides (mode STRIDED_COPY_SUBBYTE_RUNS:
  * the same packed bits, packed <-> padded): each work item is one aligned
- * 32-bit word of a destination row, the elements whose bits it holds
- * computed from the source (one shifted window for the same packed bits,
- * a window's values spread or gathered for packed <-> padded, value by
- * value otherwise) and stored whole, or byte by byte keeping the bits
- * outside the row at the row's two ends. Words of one row belong to one
- * work item each, and rows share no byte (the packed-layout rule), so no
- * two work items write one byte. */
+ * 16-byte slot of a destination row, the elements whose bits it holds
+ * computed from the source (run_slot) and stored as one vector, or, at a
+ * row's two ends, word by word and byte by byte keeping the bits outside
+ * the row. Slots of one row belong to one work item each, and rows share
+ * no byte (the packed-layout rule), so no two work items write one byte.
+ * Every slot's value is computed before any is stored: the stores could
+ * alias the loads, so the other order would wait for each load in turn. */
 __device__ void subbyte_runs(const strided_copy_subbyte_args &a)
 {
     const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
     const int ss = a.src_step, ds = a.dst_step;
-    constexpr int64_t CHUNK = (int64_t)THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
+    constexpr int U = STRIDED_COPY_SUBBYTE_RUN_UNROLL;
+    constexpr int64_t CHUNK = (int64_t)THREADS * U;
     for (int64_t c = blockIdx.x; c < a.count; c += gridDim.x) {
         int64_t first, d, s;
         subbyte_chunk_at(a, c, CHUNK, first, d, s);
@@ -870,37 +954,38 @@ __device__ void subbyte_runs(const strided_copy_subbyte_args &a)
         /* The source row's bytes, the only ones read. */
         const uintptr_t slo = a.src + (uintptr_t)(sbit >> 3);
         const uintptr_t shi = a.src + (uintptr_t)((sbit + a.n0 * ss + 7) >> 3);
-        const uintptr_t w0 = (a.dst + (uintptr_t)(dbit >> 3)) & ~(uintptr_t)3;
-        /* Every word's value first, then the stores: the stores could
-         * alias the loads, so the other order would wait for each load in
-         * turn. */
-        uint32_t v[STRIDED_COPY_SUBBYTE_UNROLL];
+        const uintptr_t w0 = (a.dst + (uintptr_t)(dbit >> 3)) & ~(uintptr_t)15;
+        uint4 v[U];
 #pragma unroll
-        for (int u = 0; u < STRIDED_COPY_SUBBYTE_UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             const int64_t g = first + u * THREADS + threadIdx.x;
-            const int64_t wbit = (int64_t)(w0 + 4 * (uintptr_t)g - a.dst) * 8;
+            const int64_t wbit = (int64_t)(w0 + 16 * (uintptr_t)g - a.dst) * 8;
             if (g < a.extent[0] && wbit < dend)
-                v[u] = run_value(a, src, sbit, wbit - dbit, slo, shi);
+                v[u] = run_slot(a, src, sbit, wbit - dbit, slo, shi);
         }
 #pragma unroll
-        for (int u = 0; u < STRIDED_COPY_SUBBYTE_UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             const int64_t g = first + u * THREADS + threadIdx.x;
-            const uintptr_t w = w0 + 4 * (uintptr_t)g;
+            const uintptr_t w = w0 + 16 * (uintptr_t)g;
             const int64_t wbit = (int64_t)(w - a.dst) * 8;
             if (g >= a.extent[0] || wbit >= dend)
                 break;
-            const int64_t lo = wbit > dbit ? wbit : dbit, hi = wbit + 32 < dend ? wbit + 32 : dend;
-            if (lo == wbit && hi == wbit + 32) {
-                *reinterpret_cast<uint32_t *>(w) = v[u];
+            if (wbit >= dbit && wbit + 128 <= dend) {
+                *reinterpret_cast<uint4 *>(w) = v[u];
                 continue;
             }
-            for (int64_t b = lo & ~(int64_t)7; b < hi; b += 8) {
-                const int k = (int)((b - wbit) >> 3);
-                const int from = lo > b ? (int)(lo - b) : 0, to = hi < b + 8 ? (int)(hi - b) : 8;
-                const uint8_t m = (uint8_t)(((1u << to) - 1) & ~((1u << from) - 1));
-                uint8_t *p = reinterpret_cast<uint8_t *>(w) + k;
-                const uint8_t x = (uint8_t)(v[u] >> (8 * k));
-                *p = m == 0xff ? x : (uint8_t)((*p & ~m) | (x & m));
+            const uint32_t word[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+            for (int k = 0; k < 4; k++) {
+                const int64_t kb = wbit + 32 * k;
+                const int64_t lo = kb > dbit ? kb : dbit, hi = kb + 32 < dend ? kb + 32 : dend;
+                for (int64_t b = lo & ~(int64_t)7; b < hi; b += 8) {
+                    const int from = lo > b ? (int)(lo - b) : 0,
+                              to = hi < b + 8 ? (int)(hi - b) : 8;
+                    const uint8_t m = (uint8_t)(((1u << to) - 1) & ~((1u << from) - 1));
+                    uint8_t *p = reinterpret_cast<uint8_t *>(w) + ((b - wbit) >> 3);
+                    const uint8_t x = (uint8_t)(word[k] >> (b - kb));
+                    *p = m == 0xff ? x : (uint8_t)((*p & ~m) | (x & m));
+                }
             }
         }
     }

@@ -157,13 +157,15 @@ _Static_assert(sizeof(strided_copy_args64_64) <= 4096,
  * mode says which of the kernel's forms runs: ITEMS and TILES as above
  * (the host's own runs of these arguments know only these two); on a
  * device the host may instead choose RUNS, for rows of stride 1 on both
- * sides, where extent[0] counts the aligned 32-bit destination words a
- * row can touch ((n0 * dst_step + 62) / 32) and each word is a work item,
- * chunked as above; or FP4_TILES, for packed 4-bit transposes whose rows
+ * sides, where extent[0] counts the aligned 16-byte destination slots a
+ * row can touch ((n0 * dst_step + 254) / 128) and each slot is a work
+ * item, in chunks of STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_RUN_UNROLL;
+ * or FP4_TILES, for packed 4-bit transposes whose rows
  * all start on 32-bit words on both sides, by tiles of
  * STRIDED_COPY_FP4_TILE_A elements along tile_axis and
  * STRIDED_COPY_FP4_TILE_B along axis 0 (tiles_a and tiles_b count them). */
 #define STRIDED_COPY_SUBBYTE_UNROLL 8
+#define STRIDED_COPY_SUBBYTE_RUN_UNROLL 4
 #define STRIDED_COPY_SUBBYTE_TILE 64
 #define STRIDED_COPY_FP4_TILE_A 256
 #define STRIDED_COPY_FP4_TILE_B 128

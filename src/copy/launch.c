@@ -861,7 +861,7 @@ static bool on_word(uint64_t base, int64_t bit)
 
 /* Choose the device's faster forms of a sub-byte copy (kernels.h), set
  * their fields, and return the work items (a block's worth each): rows of
- * stride 1 on both sides by destination words (RUNS); packed 4-bit
+ * stride 1 on both sides by 16-byte destination slots (RUNS); packed 4-bit
  * transposes of at least a tile each way whose rows all start on 32-bit
  * words by word tiles (FP4_TILES); else the host's form as it is. */
 static int64_t device_mode(strided_copy_subbyte_args *a)
@@ -870,10 +870,10 @@ static int64_t device_mode(strided_copy_subbyte_args *a)
     for (int k = 1; k < a->ndim; k++)
         rows *= a->extent[k]; /* at most the plan's volume */
     if (a->dst_stride[0] == 1 && a->src_stride[0] == 1 &&
-        !strided__mul_overflow(a->n0, a->dst_step, &bits) && bits <= INT64_MAX - 62) {
-        const int64_t chunk = (int64_t)STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_UNROLL;
+        !strided__mul_overflow(a->n0, a->dst_step, &bits) && bits <= INT64_MAX - 254) {
+        const int64_t chunk = (int64_t)STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_RUN_UNROLL;
         a->mode = STRIDED_COPY_SUBBYTE_RUNS;
-        a->extent[0] = (bits + 62) / 32;
+        a->extent[0] = (bits + 254) / 128;
         a->chunks = a->extent[0] / chunk + (a->extent[0] % chunk != 0);
         a->count = rows * a->chunks; /* at most 2 * the volume */
         return a->count;
