@@ -26,10 +26,10 @@
 
 typedef struct {
     PyObject_HEAD
-    strided_buffer *buf; /* one reference; NULL once closed */
-    PyObject *mr;        /* memory_resource, or NULL */
-    PyObject *owner;     /* owner, or NULL */
-    PyObject *hold;      /* the memory's hold, joined; or NULL (none, or
+    strided_buffer *buf;  /* one reference; NULL once closed */
+    PyObject *mr;         /* memory_resource, or NULL */
+    PyObject *owner;      /* owner, or NULL */
+    PyObject *hold;       /* the memory's hold, joined; or NULL (none, or
                           * closed) */
     PyObject *descriptor; /* the IPCBufferDescriptor once made, or NULL */
     PyObject *weakrefs;

@@ -372,8 +372,8 @@ bool strided__buffer_ipc_cached(const strided_buffer *b,
                                 unsigned char out[STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE])
 {
     /* acquire: the bytes were written before the pointer was published. */
-    const unsigned char *d =
-        atomic_load_explicit(&((strided_buffer *)b)->ipc_descriptor, memory_order_acquire);
+    const unsigned char *d = atomic_load_explicit(&((strided_buffer *)b)->ipc_descriptor,
+                                                  memory_order_acquire);
     if (d == NULL)
         return false;
     memcpy(out, d, STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE);
@@ -389,7 +389,6 @@ void strided__buffer_ipc_cache(const strided_buffer *b,
     memcpy(copy, d, STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE);
     /* Two threads exporting at once: the first to publish wins. */
     if (!atomic_compare_exchange_strong_explicit(&((strided_buffer *)b)->ipc_descriptor, &none,
-                                                 copy, memory_order_release,
-                                                 memory_order_relaxed))
+                                                 copy, memory_order_release, memory_order_relaxed))
         strided__free(copy);
 }
