@@ -133,14 +133,18 @@ enum {
     K_MEMCPY = -1 /* not a kernel: cuMemcpyAsync */
 };
 
-/* Whether kernel takes a block per chunk of its launch's work rather than
- * at most BLOCKS_PER_SM blocks a multiprocessor looping over the chunks:
- * the row kernels, whose chunks are all alike (the hardware's block
- * scheduler then balances them; on an H200 rows of 16-byte units ran at
- * 94.7% of memcpy so, at 90.4% with the loop). */
-static bool one_block_per_chunk(int kernel)
+/* The grid of kernel for chunks blocks' worth of work (at least 1): a
+ * block per chunk for the row kernels, whose chunks are all alike (the
+ * hardware's block scheduler then balances them; on an H200 rows of
+ * 16-byte units ran at 94.7% of memcpy so, at 90.4% with the loop), at most
+ * BLOCKS_PER_SM blocks a multiprocessor looping over the chunks for the
+ * others. */
+static unsigned int grid_of(int kernel, int64_t chunks, int sm_count)
 {
-    return (kernel >= K_CONTIGUOUS && kernel < K_GATHER) || kernel == K_ROWS_SHIFT;
+    bool per_chunk = (kernel >= K_CONTIGUOUS && kernel < K_GATHER) || kernel == K_ROWS_SHIFT ||
+                     kernel == K_SUBBYTE + STRIDED_COPY_SUBBYTE_RUNS;
+    int64_t most = per_chunk ? (int64_t)INT32_MAX : (int64_t)sm_count * BLOCKS_PER_SM;
+    return (unsigned int)(chunks > most ? most : chunks < 1 ? 1 : chunks);
 }
 
 /* "unit" above is log2 of the unit's bytes: 1, 2, 4, 8, 16 -> 0..4. */
@@ -834,20 +838,14 @@ static strided_status run(const strided__driver *cu, const device_kernels *k, co
 {
     args a;
     void *params[1] = {&a};
-    int64_t blocks, most = one_block_per_chunk(l->kernel) ? (int64_t)INT32_MAX
-                                                          : (int64_t)k->sm_count * BLOCKS_PER_SM;
 
     if (l->kernel == K_MEMCPY)
         return STRIDED_CUDA_CHECK(OP, cu->cuMemcpyAsync((CUdeviceptr)l->dst, (CUdeviceptr)l->src,
                                                         (size_t)l->count, (CUstream)stream));
     assert(l->kernel >= 0 && l->kernel < K_COUNT && l->per_block > 0);
     pack_args(l, &a);
-    blocks = ceil_div(l->work, l->per_block);
-    if (blocks > most)
-        blocks = most;
-    if (blocks < 1)
-        blocks = 1;
-    return STRIDED_CUDA_CHECK(OP, cu->cuLaunchKernel(k->fn[l->kernel], (unsigned int)blocks, 1, 1,
+    unsigned int blocks = grid_of(l->kernel, ceil_div(l->work, l->per_block), k->sm_count);
+    return STRIDED_CUDA_CHECK(OP, cu->cuLaunchKernel(k->fn[l->kernel], blocks, 1, 1,
                                                      l->tiles ? 32 : STRIDED_COPY_THREADS,
                                                      l->tiles ? STRIDED_COPY_THREADS / 32 : 1, 1, 0,
                                                      (CUstream)stream, params, NULL));
@@ -914,14 +912,11 @@ static strided_status launch_on(int device, const launch *l, strided_copy_subbyt
     if (status == STRIDED_OK && sub == NULL)
         status = run(cu, k, l, stream);
     if (status == STRIDED_OK && sub != NULL) {
-        /* A block a chunk. */
+        /* A block a chunk (or tile). */
         void *params[1] = {sub};
-        int64_t blocks = work, most = sub->mode == STRIDED_COPY_SUBBYTE_RUNS
-                                          ? (int64_t)INT32_MAX
-                                          : (int64_t)k->sm_count * BLOCKS_PER_SM;
-        blocks = blocks > most ? most : blocks < 1 ? 1 : blocks;
+        int kernel = K_SUBBYTE + sub->mode;
         status = STRIDED_CUDA_CHECK(
-            OP, cu->cuLaunchKernel(k->fn[K_SUBBYTE + sub->mode], (unsigned int)blocks, 1, 1,
+            OP, cu->cuLaunchKernel(k->fn[kernel], grid_of(kernel, work, k->sm_count), 1, 1,
                                    STRIDED_COPY_THREADS, 1, 1, 0, (CUstream)stream, params, NULL));
     }
     strided__context_leave(cu, &scope);
