@@ -778,76 +778,6 @@ __device__ void subbyte_tiles(const strided_copy_subbyte_args &a)
     }
 }
 
-/* The 32 bits (lo) and the 32 after them (hi, when WIDE) at bit position
- * bit of base, from aligned words within [lo, hi) (word_within). */
-template <bool WIDE>
-__device__ __forceinline__ uint64_t bits_within(const uint8_t *base, int64_t bit, uintptr_t lo,
-                                                uintptr_t hi)
-{
-    const uintptr_t p = reinterpret_cast<uintptr_t>(base) + (uintptr_t)(bit >> 3);
-    const uintptr_t q = p & ~(uintptr_t)3;
-    const int shift = (int)(p - q) * 8 + (int)(bit & 7);
-    const uint32_t w0 = word_within(q, lo, hi);
-    const uint32_t w1 = shift != 0 || WIDE ? word_within(q + 4, lo, hi) : 0;
-    const uint32_t first = __funnelshift_r(w0, w1, shift);
-    if (!WIDE)
-        return first;
-    const uint32_t w2 = shift != 0 ? word_within(q + 8, lo, hi) : 0;
-    return (uint64_t)__funnelshift_r(w1, w2, shift) << 32 | first;
-}
-
-/* The destination word of a sub-byte row whose first bit (relative to the
- * row's element 0) is r0, for rows of stride 1 on both sides whose
- * destination elements fill the word whole (32 % ds == 0, r0 a multiple of
- * ds) and whose source values for it fit 64 bits: each value from the
- * source window, placed at its place. SS and DS constant (0: the runtime
- * ss and ds) let the compiler unroll the values. */
-template <int SS, int DS>
-__device__ __forceinline__ uint32_t run_word(const uint8_t *src, int64_t sbit, int64_t r0,
-                                             int width, int ss_, int ds_, uintptr_t lo,
-                                             uintptr_t hi)
-{
-    const int ss = SS ? SS : ss_, ds = DS ? DS : ds_;
-    const int n = 32 / ds;
-    const int64_t e0 = r0 / ds; /* exact; negative before the row */
-    const uint64_t x = n * ss > 32 ? bits_within<true>(src, sbit + e0 * ss, lo, hi)
-                                   : bits_within<false>(src, sbit + e0 * ss, lo, hi);
-    const uint64_t mask = (UINT64_C(1) << width) - 1;
-    uint32_t v = 0;
-#pragma unroll
-    for (int i = 0; i < (DS ? 32 / DS : 32); i++)
-        if (i < n)
-            v |= (uint32_t)((x >> (i * ss)) & mask) << (i * ds);
-    return v;
-}
-
-/* The value of the destination word whose first bit is r0 bits from a
- * row's element 0 (subbyte_runs), from the row's source bits at sbit, read
- * within [slo, shi). */
-__device__ __forceinline__ uint32_t run_value(const strided_copy_subbyte_args &a,
-                                              const uint8_t *src, int64_t sbit, int64_t r0,
-                                              uintptr_t slo, uintptr_t shi)
-{
-    const int ss = a.src_step, ds = a.dst_step;
-    if (ss == ds)
-        return (uint32_t)bits_within<false>(src, sbit + r0, slo, shi);
-    if (ss == 4 && ds == 8)
-        return run_word<4, 8>(src, sbit, r0, a.width, ss, ds, slo, shi);
-    if (ss == 8 && ds == 4)
-        return run_word<8, 4>(src, sbit, r0, a.width, ss, ds, slo, shi);
-    if (32 % ds == 0 && (32 / ds) * ss <= 64)
-        return run_word<0, 0>(src, sbit, r0, a.width, ss, ds, slo, shi);
-    /* Value by value, the first and last possibly in part. */
-    uint32_t v = 0;
-    int64_t e = r0 >= 0 ? r0 / ds : -((-r0 + ds - 1) / ds);
-    for (e = e < 0 ? 0 : e; e < a.n0 && e * ds - r0 < 32; e++) {
-        const int64_t pos = e * ds - r0;
-        const uint32_t x = get_bits(src, sbit + e * ss, a.width);
-        v |= pos >= 0 ? x << pos : x >> -pos;
-    }
-    return v;
-}
-
 /* n aligned words from q into x, their bytes outside [lo, hi) read as 0:
  * plain loads when all of them lie inside (the interior of a row), else
  * word_within each. */
@@ -867,12 +797,34 @@ __device__ __forceinline__ void words_within(uintptr_t q, uintptr_t lo, uintptr_
 }
 
 /* The N words at bit position bit of base (N + 1 aligned words read within
- * [lo, hi), shifted into place). */
-template <int N>
+ * [lo, hi), shifted into place; with VECTOR, when the N words start on a
+ * boundary of their own size, or of 16 bytes, inside [lo, hi), plain vector
+ * loads instead: fewer instructions, at the cost of registers where the
+ * caller inlines it many times). */
+template <int N, bool VECTOR = true>
 __device__ __forceinline__ void shifted_words(const uint8_t *base, int64_t bit, uintptr_t lo,
                                               uintptr_t hi, uint32_t (&out)[N])
 {
+    static_assert(!VECTOR || N == 2 || N % 4 == 0, "vector loads of 8 bytes or 16-byte groups");
     const uintptr_t p = reinterpret_cast<uintptr_t>(base) + (uintptr_t)(bit >> 3);
+    constexpr uintptr_t V = N == 2 ? 8 : 16;
+    if (VECTOR && (bit & 7) == 0 && p % V == 0 && p >= lo && p + 4 * N <= hi) {
+        if (N == 2) {
+            const uint2 y = __ldg(reinterpret_cast<const uint2 *>(p));
+            out[0] = y.x;
+            out[N - 1] = y.y;
+        } else {
+#pragma unroll
+            for (int k = 0; k < N / 4; k++) {
+                const uint4 y = __ldg(reinterpret_cast<const uint4 *>(p) + k);
+                out[4 * k] = y.x;
+                out[4 * k + 1] = y.y;
+                out[4 * k + 2] = y.z;
+                out[4 * k + 3] = y.w;
+            }
+        }
+        return;
+    }
     const uintptr_t q = p & ~(uintptr_t)3;
     const int shift = (int)(p - q) * 8 + (int)(bit & 7);
     uint32_t x[N + 1];
@@ -880,6 +832,37 @@ __device__ __forceinline__ void shifted_words(const uint8_t *base, int64_t bit, 
 #pragma unroll
     for (int k = 0; k < N; k++)
         out[k] = __funnelshift_r(x[k], x[k + 1], shift);
+}
+
+/* The value of the destination word whose first bit is r0 bits from a
+ * row's element 0 (subbyte_runs), from the row's source bits at sbit, read
+ * within [slo, shi), for steps run_slot has no whole-word form for: when the
+ * word holds whole destination values whose sources fit 64 bits, those from
+ * one shifted window; else value by value, the first and last possibly in
+ * part. */
+__device__ __forceinline__ uint32_t run_value(const strided_copy_subbyte_args &a,
+                                              const uint8_t *src, int64_t sbit, int64_t r0,
+                                              uintptr_t slo, uintptr_t shi)
+{
+    const int ss = a.src_step, ds = a.dst_step;
+    const uint32_t mask = (uint32_t)((UINT64_C(1) << a.width) - 1);
+    uint32_t v = 0;
+    if (32 % ds == 0 && (32 / ds) * ss <= 64) {
+        const int n = 32 / ds;
+        uint32_t x[2];
+        shifted_words<2, false>(src, sbit + r0 / ds * ss, slo, shi, x); /* r0 / ds exact */
+        const uint64_t window = (uint64_t)x[1] << 32 | x[0];
+        for (int i = 0; i < n; i++)
+            v |= ((uint32_t)(window >> (i * ss)) & mask) << (i * ds);
+        return v;
+    }
+    int64_t e = r0 >= 0 ? r0 / ds : -((-r0 + ds - 1) / ds);
+    for (e = e < 0 ? 0 : e; e < a.n0 && e * ds - r0 < 32; e++) {
+        const int64_t pos = e * ds - r0;
+        const uint32_t x = get_bits(src, sbit + e * ss, a.width);
+        v |= pos >= 0 ? x << pos : x >> -pos;
+    }
+    return v;
 }
 
 /* 4-bit values in the low 16 bits of x, one to a byte. */
@@ -898,26 +881,39 @@ __device__ __forceinline__ uint32_t gather_nibbles(uint32_t x)
     return (x | (x >> 8)) & 0xFFFFu;
 }
 
-/* The 16 destination bytes whose first bit is r0 bits from a row's
- * element 0 (subbyte_runs), from the row's source bits at sbit, read within
- * [slo, shi): the same packed bits as one shifted window; packed 4-bit
- * values to padded ones (8 source bytes) and back (32 source bytes) by
- * whole words; other widths word by word (run_value). */
-__device__ __forceinline__ uint4 run_slot(const strided_copy_subbyte_args &a, const uint8_t *src,
-                                          int64_t sbit, int64_t r0, uintptr_t slo, uintptr_t shi)
+/* How run_slot computes a slot: the same packed bits as one shifted window;
+ * packed 4-bit values to padded ones (8 source bytes) and back (32 source
+ * bytes) by whole words; other steps word by word (run_value). */
+enum slot_form { SLOT_SAME, SLOT_SPREAD4, SLOT_GATHER4, SLOT_VALUES };
+
+/* What run_slot reads for a slot of FORM (the source bits a slot spreads,
+ * which take half its registers, or the slot itself), and the slot it
+ * makes (slot_value). */
+template <int FORM> struct slot_read {
+    typedef uint4 type;
+};
+template <> struct slot_read<SLOT_SPREAD4> {
+    typedef uint2 type;
+};
+
+/* What subbyte_runs reads for the 16 destination bytes whose first bit is r0
+ * bits from a row's element 0, from the row's source bits at sbit, read
+ * within [slo, shi), as FORM says. */
+template <int FORM>
+__device__ __forceinline__ typename slot_read<FORM>::type
+run_slot(const strided_copy_subbyte_args &a, const uint8_t *src, int64_t sbit, int64_t r0,
+         uintptr_t slo, uintptr_t shi)
 {
-    const int ss = a.src_step, ds = a.dst_step;
     uint32_t w[4];
-    if (ss == ds) {
-        shifted_words<4>(src, sbit + r0, slo, shi, w);
-    } else if (ss == 4 && ds == 8 && a.width == 4) {
+    if (FORM == SLOT_SPREAD4) {
         uint32_t x[2];
         shifted_words<2>(src, sbit + r0 / 8 * 4, slo, shi, x);
-        w[0] = spread_nibbles(x[0]);
-        w[1] = spread_nibbles(x[0] >> 16);
-        w[2] = spread_nibbles(x[1]);
-        w[3] = spread_nibbles(x[1] >> 16);
-    } else if (ss == 8 && ds == 4 && a.width == 4) {
+        w[0] = x[0];
+        w[1] = x[1];
+        w[2] = w[3] = 0;
+    } else if (FORM == SLOT_SAME) {
+        shifted_words<4>(src, sbit + r0, slo, shi, w);
+    } else if (FORM == SLOT_GATHER4) {
         uint32_t x[8];
         shifted_words<8>(src, sbit + r0 / 4 * 8, slo, shi, x);
 #pragma unroll
@@ -928,7 +924,20 @@ __device__ __forceinline__ uint4 run_slot(const strided_copy_subbyte_args &a, co
         for (int k = 0; k < 4; k++)
             w[k] = run_value(a, src, sbit, r0 + 32 * k, slo, shi);
     }
-    return make_uint4(w[0], w[1], w[2], w[3]);
+    typename slot_read<FORM>::type r;
+    memcpy(&r, w, sizeof r);
+    return r;
+}
+
+/* The 16 destination bytes of a slot from what run_slot read for it. */
+__device__ __forceinline__ uint4 slot_value(uint4 v)
+{
+    return v;
+}
+__device__ __forceinline__ uint4 slot_value(uint2 x)
+{
+    return make_uint4(spread_nibbles(x.x), spread_nibbles(x.x >> 16), spread_nibbles(x.y),
+                      spread_nibbles(x.y >> 16));
 }
 
 /* Sub-byte rows of stride 1 on both sides (mode STRIDED_COPY_SUBBYTE_RUNS:
@@ -940,52 +949,51 @@ __device__ __forceinline__ uint4 run_slot(const strided_copy_subbyte_args &a, co
  * no byte (the packed-layout rule), so no two work items write one byte.
  * Every slot's value is computed before any is stored: the stores could
  * alias the loads, so the other order would wait for each load in turn. */
-__device__ void subbyte_runs(const strided_copy_subbyte_args &a)
+template <int FORM> __device__ void subbyte_runs(const strided_copy_subbyte_args &a)
 {
     const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
     const int ss = a.src_step, ds = a.dst_step;
-    constexpr int U = STRIDED_COPY_SUBBYTE_RUN_UNROLL;
+    constexpr int U = FORM == SLOT_SPREAD4 ? 2 * STRIDED_COPY_SUBBYTE_RUN_UNROLL
+                                           : STRIDED_COPY_SUBBYTE_RUN_UNROLL;
     constexpr int64_t CHUNK = (int64_t)THREADS * U;
     for (int64_t c = blockIdx.x; c < a.count; c += gridDim.x) {
         int64_t first, d, s;
         subbyte_chunk_at(a, c, CHUNK, first, d, s);
         const int64_t dbit = a.dst_bit + d * ds, sbit = a.src_bit + s * ss;
-        const int64_t dend = dbit + a.n0 * ds;
+        const int64_t rowbits = a.n0 * ds;
         /* The source row's bytes, the only ones read. */
         const uintptr_t slo = a.src + (uintptr_t)(sbit >> 3);
         const uintptr_t shi = a.src + (uintptr_t)((sbit + a.n0 * ss + 7) >> 3);
+        /* The thread's first slot, and its first bit counted from the row's
+         * first bit (negative when the row starts inside it); slot u is
+         * u * THREADS slots further on. */
         const uintptr_t w0 = (a.dst + (uintptr_t)(dbit >> 3)) & ~(uintptr_t)15;
-        uint4 v[U];
+        const int64_t g = first + threadIdx.x;
+        uint8_t *const w = reinterpret_cast<uint8_t *>(w0 + 16 * (uintptr_t)g);
+        const int64_t r = (int64_t)(w0 - a.dst) * 8 - dbit + 128 * g;
+        constexpr int64_t STEP = 128 * (int64_t)THREADS;
+        typename slot_read<FORM>::type v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (r + u * STEP < rowbits)
+                v[u] = run_slot<FORM>(a, src, sbit, r + u * STEP, slo, shi);
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            const int64_t g = first + u * THREADS + threadIdx.x;
-            const int64_t wbit = (int64_t)(w0 + 16 * (uintptr_t)g - a.dst) * 8;
-            if (g < a.extent[0] && wbit < dend)
-                v[u] = run_slot(a, src, sbit, wbit - dbit, slo, shi);
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int64_t g = first + u * THREADS + threadIdx.x;
-            const uintptr_t w = w0 + 16 * (uintptr_t)g;
-            const int64_t wbit = (int64_t)(w - a.dst) * 8;
-            if (g >= a.extent[0] || wbit >= dend)
+            const int64_t ru = r + u * STEP;
+            if (ru >= rowbits)
                 break;
-            if (wbit >= dbit && wbit + 128 <= dend) {
-                *reinterpret_cast<uint4 *>(w) = v[u];
+            const uint4 value = slot_value(v[u]);
+            uint8_t *const p = w + u * 16 * THREADS;
+            if (ru >= 0 && ru + 128 <= rowbits) {
+                *reinterpret_cast<uint4 *>(p) = value;
                 continue;
             }
-            const uint32_t word[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+            const uint32_t word[4] = {value.x, value.y, value.z, value.w};
             for (int k = 0; k < 4; k++) {
-                const int64_t kb = wbit + 32 * k;
-                const int64_t lo = kb > dbit ? kb : dbit, hi = kb + 32 < dend ? kb + 32 : dend;
-                for (int64_t b = lo & ~(int64_t)7; b < hi; b += 8) {
-                    const int from = lo > b ? (int)(lo - b) : 0,
-                              to = hi < b + 8 ? (int)(hi - b) : 8;
-                    const uint8_t m = (uint8_t)(((1u << to) - 1) & ~((1u << from) - 1));
-                    uint8_t *p = reinterpret_cast<uint8_t *>(w) + ((b - wbit) >> 3);
-                    const uint8_t x = (uint8_t)(word[k] >> (b - kb));
-                    *p = m == 0xff ? x : (uint8_t)((*p & ~m) | (x & m));
-                }
+                const int64_t kb = ru + 32 * k;
+                const int64_t lo = kb > 0 ? kb : 0, hi = kb + 32 < rowbits ? kb + 32 : rowbits;
+                if (lo < hi)
+                    put_bits(p, lo - ru, (int)(hi - lo), word[k] >> (lo - kb));
             }
         }
     }
@@ -1288,7 +1296,15 @@ KERNEL(subbyte_tiles, strided_copy_subbyte_args)
 
 KERNEL(subbyte_runs, strided_copy_subbyte_args)
 {
-    subbyte_runs(a);
+    const int ss = a.src_step, ds = a.dst_step;
+    if (STRIDED_COPY_SUBBYTE_SPREADS(&a))
+        subbyte_runs<SLOT_SPREAD4>(a);
+    else if (ss == ds)
+        subbyte_runs<SLOT_SAME>(a);
+    else if (ss == 8 && ds == 4 && a.width == 4)
+        subbyte_runs<SLOT_GATHER4>(a);
+    else
+        subbyte_runs<SLOT_VALUES>(a);
 }
 
 /* At 3 blocks a multiprocessor at least (85 registers a thread; ptxas for

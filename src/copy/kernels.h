@@ -158,14 +158,25 @@ _Static_assert(sizeof(strided_copy_args64_64) <= 4096,
  * (the host's own runs of these arguments know only these two); on a
  * device the host may instead choose RUNS, for rows of stride 1 on both
  * sides, where extent[0] counts the aligned 16-byte destination slots a
- * row can touch ((n0 * dst_step + 254) / 128) and each slot is a work
- * item, in chunks of STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_RUN_UNROLL;
+ * row can touch (when every row starts at the same bit of a 16-byte slot,
+ * those it touches from there; else (n0 * dst_step + 254) / 128) and each
+ * slot is a work item, in chunks of STRIDED_COPY_THREADS *
+ * STRIDED_COPY_SUBBYTE_RUN_UNROLL_OF(args);
  * or FP4_TILES, for packed 4-bit transposes whose rows
  * all start on 32-bit words on both sides, by tiles of
  * STRIDED_COPY_FP4_TILE_A elements along tile_axis and
  * STRIDED_COPY_FP4_TILE_B along axis 0 (tiles_a and tiles_b count them). */
 #define STRIDED_COPY_SUBBYTE_UNROLL 8
 #define STRIDED_COPY_SUBBYTE_RUN_UNROLL 4
+/* RUNS that spread packed 4-bit values one to a byte read 8 bytes a slot,
+ * so they take twice the slots per thread (64 bytes of loads in flight, as
+ * STRIDED_COPY_UNROLL_OF says): chunks of STRIDED_COPY_THREADS *
+ * STRIDED_COPY_SUBBYTE_RUN_UNROLL_OF(args) slots. */
+#define STRIDED_COPY_SUBBYTE_SPREADS(a) \
+    ((a)->src_step == 4 && (a)->dst_step == 8 && (a)->width == 4)
+#define STRIDED_COPY_SUBBYTE_RUN_UNROLL_OF(a)                              \
+    (STRIDED_COPY_SUBBYTE_SPREADS(a) ? 2 * STRIDED_COPY_SUBBYTE_RUN_UNROLL \
+                                     : STRIDED_COPY_SUBBYTE_RUN_UNROLL)
 #define STRIDED_COPY_SUBBYTE_TILE 64
 #define STRIDED_COPY_FP4_TILE_A 256
 #define STRIDED_COPY_FP4_TILE_B 128

@@ -857,6 +857,21 @@ static bool on_word(uint64_t base, int64_t bit)
     return ((int64_t)(base & 3) * 8 + (bit % 32 + 32) % 32) % 32 == 0;
 }
 
+/* The bit of its 16-byte slot at which every destination row of a starts,
+ * when all start at the same one (every row stride a whole number of
+ * slots); else 127, the most any row can be out, so that a row of bits
+ * bits touches at most (row_phase + bits + 127) / 128 slots. */
+static int64_t row_phase(const strided_copy_subbyte_args *a)
+{
+    int64_t bits;
+    for (int k = 1; k < a->ndim; k++)
+        if (a->extent[k] > 1 &&
+            (strided__mul_overflow(a->dst_stride[k], a->dst_step, &bits) || bits % 128 != 0))
+            return 127;
+    const int64_t phase = (int64_t)(a->dst & 15) * 8 + (a->dst_bit % 128 + 128) % 128;
+    return phase % 128;
+}
+
 /* Choose the device's faster forms of a sub-byte copy (kernels.h), set
  * their fields, and return the work items (a block's worth each): rows of
  * stride 1 on both sides by 16-byte destination slots (RUNS); packed 4-bit
@@ -869,9 +884,9 @@ static int64_t device_mode(strided_copy_subbyte_args *a)
         rows *= a->extent[k]; /* at most the plan's volume */
     if (a->dst_stride[0] == 1 && a->src_stride[0] == 1 &&
         !strided__mul_overflow(a->n0, a->dst_step, &bits) && bits <= INT64_MAX - 254) {
-        const int64_t chunk = (int64_t)STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_RUN_UNROLL;
+        const int64_t chunk = (int64_t)STRIDED_COPY_THREADS * STRIDED_COPY_SUBBYTE_RUN_UNROLL_OF(a);
         a->mode = STRIDED_COPY_SUBBYTE_RUNS;
-        a->extent[0] = (bits + 254) / 128;
+        a->extent[0] = (row_phase(a) + bits + 127) / 128;
         a->chunks = a->extent[0] / chunk + (a->extent[0] % chunk != 0);
         a->count = rows * a->chunks; /* at most 2 * the volume */
         return a->count;
