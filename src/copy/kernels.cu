@@ -410,30 +410,40 @@ __device__ __forceinline__ tile_at<Args> locate(const Args &a, typename traits<A
     return at;
 }
 
+/* Elements of N bytes in a destination sector, less one: the most a
+ * skewed tile (kernels.h) reaches back along b. */
+template <int N> struct skew_of {
+    static constexpr int value = STRIDED_COPY_SECTOR / N - 1;
+};
+
 /* Copy one tile element by element through shared memory: read along a
  * (coalesced when the source is contiguous along a), write along b. The
  * tile is padded by one element per row against bank conflicts. Bounds are
- * tested per element, so edge tiles are correct. */
-template <class T, int TILE, class Args>
+ * tested per element, so edge tiles are correct. With SKEW (a.skew), each
+ * destination row's piece starts up to skew_of elements before the tile's
+ * b0, on a sector (kernels.h): the tile reads that many more source rows. */
+template <class T, int TILE, bool SKEW, class Args>
 __device__ __forceinline__ void tile_elements(const Args &a, const tile_at<Args> &at, T *sm)
 {
     typedef typename traits<Args>::index I;
     typedef typename traits<Args>::offset S;
+    constexpr int BACK = SKEW ? skew_of<sizeof(T)>::value : 0;
+    constexpr int ROWS = TILE + BACK; /* source rows b0 - BACK .. b0 + TILE - 1 */
     T *dst = reinterpret_cast<T *>(a.dst) + at.dst;
     const T *src = reinterpret_cast<const T *>(a.src) + at.src;
 
     /* Every load of the thread in flight at once for 4- to 16-byte
      * elements (8 to 16 loads); 1- and 2-byte ones would need 32 to 64
-     * registers for it. */
-#pragma unroll(sizeof(T) >= 4 ? TILE / TILE_ROWS : 4)
-    for (int y = 0; y < TILE / TILE_ROWS; y++) {
+     * registers for it. Rows before 0 wrap (unsigned) past n_b. */
+#pragma unroll(sizeof(T) >= 4 ? (ROWS + TILE_ROWS - 1) / TILE_ROWS : 4)
+    for (int y = 0; y < (ROWS + TILE_ROWS - 1) / TILE_ROWS; y++) {
         const int j = threadIdx.y + y * TILE_ROWS; /* along b */
-        const I ib = at.b0 + j;
+        const I ib = at.b0 + j - BACK;
 #pragma unroll
         for (int x = 0; x < TILE / 32; x++) {
             const int c = threadIdx.x + x * 32; /* along a */
             const I ia = at.a0 + c;
-            if (ia < a.n_a && ib < a.n_b)
+            if ((ROWS % TILE_ROWS == 0 || j < ROWS) && ia < a.n_a && ib < a.n_b)
                 sm[j * (TILE + 1) + c] = __ldg(&src[(S)ia * a.src_a + (S)ib * a.src_b]);
         }
     }
@@ -442,12 +452,19 @@ __device__ __forceinline__ void tile_elements(const Args &a, const tile_at<Args>
     for (int y = 0; y < TILE / TILE_ROWS; y++) {
         const int j = threadIdx.y + y * TILE_ROWS; /* along a */
         const I ia = at.a0 + j;
+        /* The row's elements at b0 past a sector boundary (dst_b is 1). */
+        int back = 0;
+        if (SKEW) {
+            const uintptr_t at_b0 = reinterpret_cast<uintptr_t>(dst) +
+                                    (uintptr_t)(((S)ia * a.dst_a + (S)at.b0) * (S)sizeof(T));
+            back = (int)(at_b0 % STRIDED_COPY_SECTOR / sizeof(T));
+        }
 #pragma unroll
         for (int x = 0; x < TILE / 32; x++) {
-            const int c = threadIdx.x + x * 32; /* along b */
-            const I ib = at.b0 + c;
+            const int c = threadIdx.x + x * 32; /* along b, from b0 - back */
+            const I ib = at.b0 + c - back;
             if (ia < a.n_a && ib < a.n_b)
-                dst[(S)ia * a.dst_a + (S)ib * a.dst_b] = sm[c * (TILE + 1) + j];
+                dst[(S)ia * a.dst_a + (S)ib * a.dst_b] = sm[(c + BACK - back) * (TILE + 1) + j];
         }
     }
     __syncthreads();
@@ -523,7 +540,9 @@ template <class T, bool PACKED, class Args> __device__ __forceinline__ void tran
 {
     typedef typename traits<Args>::index I;
     constexpr int TILE = tile_of<sizeof(T)>::value;
-    constexpr int ELEMENT_WORDS = (TILE * (TILE + 1) * (int)sizeof(T) + 3) / 4;
+    constexpr bool SKEWS = !PACKED && sizeof(T) >= 4; /* launch.c skews these only */
+    constexpr int ROWS = TILE + (SKEWS ? skew_of<sizeof(T)>::value : 0);
+    constexpr int ELEMENT_WORDS = (ROWS * (TILE + 1) * (int)sizeof(T) + 3) / 4;
     constexpr int PACKED_WORDS = PACKED ? TILE * 32 : 0;
     constexpr int WORDS = ELEMENT_WORDS > PACKED_WORDS ? ELEMENT_WORDS : PACKED_WORDS;
     static_assert(!PACKED || TILE == 32 * (4 / sizeof(T)), "a packed tile is 32 words wide");
@@ -537,7 +556,13 @@ template <class T, bool PACKED, class Args> __device__ __forceinline__ void tran
                 continue;
             }
         }
-        tile_elements<T, TILE>(a, at, reinterpret_cast<T *>(smem));
+        if constexpr (SKEWS) {
+            if (a.skew) {
+                tile_elements<T, TILE, true>(a, at, reinterpret_cast<T *>(smem));
+                continue;
+            }
+        }
+        tile_elements<T, TILE, false>(a, at, reinterpret_cast<T *>(smem));
     }
 }
 
@@ -1101,23 +1126,31 @@ __device__ void subbyte_fp4_tiles(const strided_copy_subbyte_args &a)
     }
 }
 
-/* Narrow transposes of 1- and 2-byte elements, between interleaved
+/* Narrow transposes of 1-, 2- and 4-byte elements, between interleaved
  * records of F fields (F = 2, 3 or 4: AoS, NHWC pixels) and F planes (SoA,
- * NCHW): each thread moves E = 4 / sizeof(T) consecutive records whole, as
- * F aligned 32-bit words read and F written, rearranged in registers, so
- * that every load and store of a warp is a run of consecutive words. n_b is
+ * NCHW): each thread moves E consecutive records whole, as F aligned
+ * vectors read and F written, rearranged in registers, so that every load
+ * and store of a warp is a run of consecutive vectors: 32-bit words of
+ * E = 4 / sizeof(T) records for 1- and 2-byte elements, 16-byte vectors of
+ * E = 4 records for 4-byte ones (STRIDED_COPY_NARROW_VECTOR). n_b is
  * the long axis (records), n_a = F the short one; the host proved the
  * packed side's records dense (stride F, fields at stride 1), the plane
- * side's long axis contiguous, and every word aligned. TO_PLANES: the
+ * side's long axis contiguous, and every vector aligned. TO_PLANES: the
  * source is the interleaved side. A row's last group, short of E records,
  * moves element by element. count groups: group t is (t % tiles_b, batch
  * t / tiles_b). */
+template <int F, class Args> __device__ __forceinline__ void narrow_records_4(const Args &a);
+
 template <class T, int F, bool TO_PLANES, class Args>
 __device__ __forceinline__ void transpose_narrow(const Args &a)
 {
+    if constexpr (sizeof(T) == 4 && !TO_PLANES) {
+        narrow_records_4<F>(a);
+        return;
+    }
     typedef typename traits<Args>::index I;
     typedef typename traits<Args>::offset S;
-    constexpr int E = 4 / (int)sizeof(T);
+    constexpr int E = STRIDED_COPY_NARROW_VECTOR((int)sizeof(T)) / (int)sizeof(T);
     constexpr int BITS = 8 * (int)sizeof(T);
     constexpr uint32_t MASK = sizeof(T) == 1 ? 0xFFu : 0xFFFFu;
     const T *src0 = reinterpret_cast<const T *>(a.src);
@@ -1135,6 +1168,35 @@ __device__ __forceinline__ void transpose_narrow(const Args &a)
 #pragma unroll
                 for (int f = 0; f < F; f++)
                     dst[(S)f * a.dst_a + (S)i * a.dst_b] = src[(S)f * a.src_a + (S)i * a.src_b];
+            continue;
+        }
+        if constexpr (sizeof(T) == 4 && TO_PLANES) {
+            /* 4 records of F words as F vectors: word k of them is field
+             * k % F of record k / F; plane f's vector holds its 4 records. */
+            uint32_t in[4 * F], out[4 * F];
+#pragma unroll
+            for (int v = 0; v < F; v++) {
+                const uint4 x = __ldg(reinterpret_cast<const uint4 *>(
+                    TO_PLANES ? src + (S)i0 * a.src_b + 4 * v : src + (S)v * a.src_a + (S)i0));
+                in[4 * v] = x.x;
+                in[4 * v + 1] = x.y;
+                in[4 * v + 2] = x.z;
+                in[4 * v + 3] = x.w;
+            }
+#pragma unroll
+            for (int f = 0; f < F; f++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    if (TO_PLANES)
+                        out[4 * f + e] = in[e * F + f];
+                    else
+                        out[e * F + f] = in[4 * f + e];
+                }
+#pragma unroll
+            for (int v = 0; v < F; v++)
+                *reinterpret_cast<uint4 *>(TO_PLANES ? dst + (S)v * a.dst_a + (S)i0
+                                                     : dst + (S)i0 * a.dst_b + 4 * v) =
+                    make_uint4(out[4 * v], out[4 * v + 1], out[4 * v + 2], out[4 * v + 3]);
             continue;
         }
         uint32_t in[F], out[F];
@@ -1180,6 +1242,85 @@ __device__ __forceinline__ void transpose_narrow(const Args &a)
     }
 }
 
+/* transpose_narrow's 4-byte elements from F planes to records: each
+ * thread reads one vector of 4 records from each plane, as there, but a
+ * thread's 4 records are F vectors 16 F bytes apart from its neighbour's,
+ * so a warp storing them straight would write every sector in part in F
+ * instructions. Where the warp's 32 groups are whole and consecutive in
+ * one row (all of a row but its ends), the words go through the warp's
+ * part of shared memory instead and leave as F runs of 512 consecutive
+ * bytes. The blocks walk the groups in whole blocks (every lane of a warp
+ * takes every turn, for the warp's collective steps). */
+template <int F, class Args> __device__ __forceinline__ void narrow_records_4(const Args &a)
+{
+    typedef typename traits<Args>::index I;
+    typedef typename traits<Args>::offset S;
+    constexpr unsigned ALL = 0xFFFFFFFFu;
+    __shared__ uint4 stage[THREADS / 32][32 * F]; /* a warp's 32 threads' F vectors */
+    uint32_t *w = reinterpret_cast<uint32_t *>(stage[threadIdx.x / 32]);
+    const int lane = threadIdx.x % 32;
+    const uint32_t *src0 = reinterpret_cast<const uint32_t *>(a.src);
+    uint32_t *dst0 = reinterpret_cast<uint32_t *>(a.dst);
+
+    for (I c = blockIdx.x; c * (I)THREADS < a.count; c += gridDim.x) {
+        const I t = c * (I)THREADS + threadIdx.x;
+        bool whole = false;
+        I i0 = 0;
+        uint32_t *row = nullptr; /* the destination's records of t's row */
+        uint32_t out[4 * F];
+        if (t < a.count) {
+            const I batch = quotient(a.tiles_b, t);
+            i0 = (t - batch * (I)a.tiles_b.d) * 4;
+            S dofs, sofs;
+            unravel(a, batch, dofs, sofs);
+            const uint32_t *src = src0 + sofs;
+            row = dst0 + dofs;
+            if (i0 + 4 > a.n_b) {
+                for (I i = i0; i < a.n_b; i++)
+#pragma unroll
+                    for (int f = 0; f < F; f++)
+                        row[(S)f * a.dst_a + (S)i * a.dst_b] = src[(S)f * a.src_a + (S)i * a.src_b];
+            } else {
+                whole = true;
+#pragma unroll
+                for (int f = 0; f < F; f++) {
+                    const uint4 x = __ldg(reinterpret_cast<const uint4 *>(src + (S)f * a.src_a +
+                                                                          (S)i0));
+                    out[0 * F + f] = x.x;
+                    out[1 * F + f] = x.y;
+                    out[2 * F + f] = x.z;
+                    out[3 * F + f] = x.w;
+                }
+            }
+        }
+        /* Lane 0's first record and row; the run is the warp's if every
+         * lane's group follows it (a lane of another row cannot: its
+         * groups start again from 0). */
+        const I first = __shfl_sync(ALL, i0, 0);
+        const uintptr_t base =
+            (uintptr_t)__shfl_sync(ALL, (unsigned long long)reinterpret_cast<uintptr_t>(row), 0);
+        if (__all_sync(ALL, whole && i0 == first + 4 * (I)lane)) {
+#pragma unroll
+            for (int v = 0; v < F; v++)
+                reinterpret_cast<uint4 *>(w)[lane * F + v] =
+                    make_uint4(out[4 * v], out[4 * v + 1], out[4 * v + 2], out[4 * v + 3]);
+            __syncwarp();
+            uint32_t *p = reinterpret_cast<uint32_t *>(base) + (S)first * F;
+#pragma unroll
+            for (int v = 0; v < F; v++)
+                reinterpret_cast<uint4 *>(p)[32 * v + lane] =
+                    reinterpret_cast<const uint4 *>(w)[32 * v + lane];
+            __syncwarp();
+        } else if (whole) {
+            uint32_t *p = row + (S)i0 * F;
+#pragma unroll
+            for (int v = 0; v < F; v++)
+                reinterpret_cast<uint4 *>(p)[v] = make_uint4(out[4 * v], out[4 * v + 1],
+                                                             out[4 * v + 2], out[4 * v + 3]);
+        }
+    }
+}
+
 } // namespace
 
 #define KERNEL(name, Args) \
@@ -1218,14 +1359,26 @@ __device__ __forceinline__ void transpose_narrow(const Args &a)
         elementwise<U, U>(a, same());    \
     }
 
-#define TRANSPOSE(s, packed, name)              \
-    KERNEL(name##_i32, strided_copy_args32_64)  \
-    {                                           \
-        transpose<unit_of<s>::type, packed>(a); \
-    }                                           \
-    KERNEL(name##_i64, strided_copy_args64_64)  \
-    {                                           \
-        transpose<unit_of<s>::type, packed>(a); \
+/* Transposes of 4- to 16-byte elements keep to 32 registers a thread
+ * (blocks 8: every thread a multiprocessor holds stays resident): the
+ * skewed tiles' extra rows would otherwise take the 4-byte kernel to 40.
+ * The 1- and 2-byte kernels keep what ptxas gives them (32 to 64
+ * registers): bounded to 32 they spill, or, the 2-byte word tiles, keep
+ * fewer loads in flight (16384^2 float16 ran at 74 % of memcpy so, 82 %
+ * unbounded). A minimum of 1 block is not the same as none: ptxas then
+ * gives some kernels twice the registers. */
+#define TRANSPOSE_BOUNDS_ __launch_bounds__(THREADS)
+#define TRANSPOSE_BOUNDS_8 __launch_bounds__(THREADS, 8)
+#define TRANSPOSE(s, packed, name, blocks)                                          \
+    extern "C" __global__ void TRANSPOSE_BOUNDS_##blocks strided_copy_##name##_i32( \
+        const strided_copy_args32_64 a)                                             \
+    {                                                                               \
+        transpose<unit_of<s>::type, packed>(a);                                     \
+    }                                                                               \
+    extern "C" __global__ void TRANSPOSE_BOUNDS_##blocks strided_copy_##name##_i64( \
+        const strided_copy_args64_64 a)                                             \
+    {                                                                               \
+        transpose<unit_of<s>::type, packed>(a);                                     \
     }
 
 #define TRANSPOSE_THIN(s)                                    \
@@ -1260,8 +1413,6 @@ __device__ __forceinline__ void transpose_narrow(const Args &a)
     GATHER(w, i64_d8, strided_copy_args64_8)   \
     GATHER(w, i64_d64, strided_copy_args64_64)
 
-#define TRANSPOSES(s) TRANSPOSE(s, false, transpose_##s)
-
 FOR_UNITS(CONTIGUOUS)
 FOR_UNITS(ROWS)
 FOR_UNITS(BROADCAST)
@@ -1270,12 +1421,17 @@ BROADCAST16(2)
 BROADCAST16(4)
 BROADCAST16(8)
 FOR_UNITS(GATHERS)
-FOR_UNITS(TRANSPOSES)
+TRANSPOSE(1, false, transpose_1, )
+TRANSPOSE(2, false, transpose_2, )
+TRANSPOSE(4, false, transpose_4, 8)
+TRANSPOSE(8, false, transpose_8, 8)
+TRANSPOSE(16, false, transpose_16, 8)
 FOR_UNITS(TRANSPOSE_THIN)
-TRANSPOSE(1, true, transpose_1p)
-TRANSPOSE(2, true, transpose_2p)
+TRANSPOSE(1, true, transpose_1p, )
+TRANSPOSE(2, true, transpose_2p, )
 NARROWS(1)
 NARROWS(2)
+NARROWS(4)
 
 KERNEL(rows_shift, strided_copy_args64_64)
 {

@@ -55,6 +55,11 @@ extern "C" {
  * row chunks with the same macro. */
 #define STRIDED_COPY_UNROLL_OF(unit) ((unit) >= 16 ? 4 : (unit) == 8 ? 8 : 16)
 
+/* The bytes each thread of a narrow transpose (records of 2 to 4 fields to
+ * planes and back) moves per field: a 32-bit word of 1- and 2-byte
+ * elements, a 16-byte vector of 4-byte ones. */
+#define STRIDED_COPY_NARROW_VECTOR(size) ((size) == 4 ? 16 : 4)
+
 /* rows_shift's 16-byte destination slots per thread and chunk step (two
  * source vectors each, the second mostly its neighbour's first). */
 #define STRIDED_COPY_SHIFT_UNROLL 4
@@ -95,7 +100,15 @@ typedef struct strided_copy_span {
  * dst_a, dst_b, src_a, src_b), where the source is contiguous along a and
  * the destination along b. count is the number of tiles, tiles_b * tiles_a
  * * the volume of the batch axes, and tile t is
- * (t % tiles_b, t / tiles_b % tiles_a, batch t / tiles_b / tiles_a). */
+ * (t % tiles_b, t / tiles_b % tiles_a, batch t / tiles_b / tiles_a).
+ * With skew (dst_b is 1, elements of 4 to 16 bytes),
+ * tile B along b holds, of each destination row, the TILE elements from
+ * B * TILE - s back, s being the row's elements at B * TILE past a
+ * STRIDED_COPY_SECTOR boundary: every row's piece then starts on a sector,
+ * so no sector of the destination is written in part by two blocks (a
+ * partly written sector costs the memory a read to fill it); tiles_b then
+ * counts tiles over n_b + STRIDED_COPY_SECTOR / size - 1 elements. */
+#define STRIDED_COPY_SECTOR 32
 #define STRIDED_COPY_ARGS(name, div, uindex, sindex, dims) \
     typedef struct name {                                  \
         uint64_t dst, src;                                 \
@@ -103,7 +116,7 @@ typedef struct strided_copy_span {
         uindex n_a, n_b;                                   \
         sindex dst_a, dst_b, src_a, src_b;                 \
         div tiles_a, tiles_b;                              \
-        int32_t ndim;                                      \
+        int32_t ndim, skew;                                \
         div extent[dims];                                  \
         sindex dst_stride[dims];                           \
         sindex src_stride[dims];                           \

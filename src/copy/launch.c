@@ -27,9 +27,10 @@
  *               2-byte elements whose words are aligned (packed words);
  *               transpose_thin_S where a or b is at most STRIDED_COPY_THIN
  *               long (rectangular tiles spanning the short axis);
- *               narrow_S_F_* for 1- and 2-byte elements between dense
+ *               narrow_S_F_* for 1-, 2- and 4-byte elements between dense
  *               records of F = 2, 3 or 4 fields and F planes, where every
- *               word is aligned (records regrouped in registers).
+ *               word (16-byte vector for 4 bytes) is aligned (records
+ *               regrouped in registers).
  *   BROADCAST   broadcast_Sx16 (16-byte words of copies) where the runs are
  *               aligned, else broadcast_S; short runs go to gather_S.
  *   GATHER      gather_U: one unit per thread and step, unravelled with
@@ -126,8 +127,8 @@ enum {
     K_TRANSPOSE_PACKED = K_TRANSPOSE + 10,     /* + 2 unit (1, 2 bytes) + wide */
     K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4, /* + 2 unit + wide */
     K_NARROW = K_TRANSPOSE_THIN +
-               10,             /* + 12 unit (1, 2 bytes) + 4 (fields - 2) + 2 records + wide */
-    K_SUBBYTE = K_NARROW + 24, /* + STRIDED_COPY_SUBBYTE_* mode */
+               10,             /* + 12 unit (1, 2, 4 bytes) + 4 (fields - 2) + 2 records + wide */
+    K_SUBBYTE = K_NARROW + 36, /* + STRIDED_COPY_SUBBYTE_* mode */
     K_ROWS_SHIFT = K_SUBBYTE + 4,
     K_COUNT = K_ROWS_SHIFT + 1,
     K_MEMCPY = -1 /* not a kernel: cuMemcpyAsync */
@@ -189,6 +190,7 @@ static const char *const kernel_names[] = {
     WIDTHS("strided_copy_transpose_thin_16"),
     NARROWS("1"),
     NARROWS("2"),
+    NARROWS("4"),
     "strided_copy_subbyte",
     "strided_copy_subbyte_tiles",
     "strided_copy_subbyte_runs",
@@ -229,6 +231,7 @@ typedef struct launch {
     int64_t work, per_block;
     uint64_t dst, src;
     int64_t count, n_a, n_b, dst_a, dst_b, src_a, src_b, tiles_a, tiles_b;
+    bool skew; /* transpose tiles skewed to the destination's sectors (kernels.h) */
     int ndim;
     axis ax[STRIDED_COPY_MANY_DIMS];
 } launch;
@@ -487,20 +490,24 @@ static void set_pair(launch *l, axis a, axis b, int64_t tiles_a, int64_t tiles_b
     l->tiles_b = tiles_b;
 }
 
-/* Records of F = 2, 3 or 4 fields of 1 or 2 bytes to F planes or back
- * (interleaved pixels to channel planes): short is the axis of extent F,
- * long the other, batch the rest. The interleaved side holds dense records
- * (fields at stride 1, records at stride F), the plane side's long axis is
- * contiguous, and every 32-bit word either side touches is aligned:
- * addresses, plane strides and batch strides. Then each thread moves 4 /
- * itemsize records as words (narrow_S_F_*) and *done is set. */
+/* Records of F = 2, 3 or 4 fields of 1, 2 or 4 bytes to F planes or back
+ * (interleaved pixels to channel planes, arrays of structures to
+ * structures of arrays): short is the axis of extent F, long the other,
+ * batch the rest. The interleaved side holds dense records (fields at
+ * stride 1, records at stride F), the plane side's long axis is
+ * contiguous, and every vector (STRIDED_COPY_NARROW_VECTOR) either side
+ * touches is aligned: addresses, plane strides and batch strides. Then
+ * each thread moves a vector's worth of records (narrow_S_F_*) and *done
+ * is set. */
 static strided_status narrow(axis shortx, axis longx, const axis *batch, int nbatch,
                              int64_t itemsize, uint64_t dst, uint64_t src, launch *l, bool *done)
 {
-    const int64_t f = shortx.n, per_word = 4 / itemsize;
+    const int64_t f = shortx.n, vector = STRIDED_COPY_NARROW_VECTOR(itemsize);
+    const int64_t per_word = vector / itemsize; /* records a thread moves */
     *done = false;
-    if ((itemsize != 1 && itemsize != 2) || f < 2 || f > 4 || nbatch > STRIDED_COPY_FEW_DIMS ||
-        dst % 4 != 0 || src % 4 != 0)
+    if ((itemsize != 1 && itemsize != 2 && itemsize != 4) || f < 2 || f > 4 ||
+        nbatch > STRIDED_COPY_FEW_DIMS || dst % (uint64_t)vector != 0 ||
+        src % (uint64_t)vector != 0)
         return STRIDED_OK;
     /* to_planes: the source is interleaved. */
     const bool to_planes = shortx.s == 1 && longx.s == f && longx.d == 1 &&
@@ -573,7 +580,15 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
     packed = packed && b.s % per_word == 0 && a.d % per_word == 0;
     for (int i = 0; packed && i < nbatch; i++)
         packed = batch[i].d % per_word == 0 && batch[i].s % per_word == 0;
-    int64_t tiles_a = ceil_div(a.n, tile), tiles_b = ceil_div(b.n, tile);
+    /* Destination rows that start off the memory's sectors: tiles skewed
+     * to them (kernels.h), when a row holds at least a tile. */
+    const int64_t per_sector = STRIDED_COPY_SECTOR / itemsize;
+    bool off_sectors = dst % STRIDED_COPY_SECTOR != 0 || a.d % per_sector != 0;
+    for (int i = 0; i < nbatch; i++)
+        off_sectors = off_sectors || batch[i].d % per_sector != 0;
+    const bool skew = !thin && !packed && itemsize >= 4 && b.d == 1 && b.n >= tile && off_sectors;
+    int64_t tiles_a = ceil_div(a.n, tile),
+            tiles_b = ceil_div(b.n + (skew ? per_sector - 1 : 0), tile);
     if (thin) {
         uint32_t ta, tb;
         strided_copy_thin_tile((uint64_t)a.n, (uint64_t)b.n, (uint32_t)itemsize, &ta, &tb);
@@ -595,6 +610,7 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
     l->tiles = true;
     l->count = tiles;
     set_pair(l, a, b, tiles_a, tiles_b);
+    l->skew = skew;
     l->work = tiles;
     l->per_block = 1;
     set_axes(l, batch, nbatch);
@@ -748,6 +764,7 @@ static strided_copy_div64 div64(int64_t d)
         a->tiles_a = divide(l->tiles_a);                \
         a->tiles_b = divide(l->tiles_b);                \
         a->ndim = l->ndim;                              \
+        a->skew = l->skew;                              \
         for (int k = 0; k < l->ndim; k++) {             \
             a->extent[k] = divide(l->ax[k].n);          \
             a->dst_stride[k] = (S)l->ax[k].d;           \

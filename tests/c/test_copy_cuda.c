@@ -345,9 +345,18 @@ static void test_transposes(void **state)
     /* One 64 x 64 tile of floats. */
     strided_copy_plan f = PLAN(STRIDED_COPY_TRANSPOSE, 4, (64, 64), (64, 1), (1, 64), 0);
     assert_kernel(f, DST, SRC, "strided_copy_transpose_4_i32", 1, TILE);
-    /* Edge tiles count: 65 x 127 floats are 2 x 2 tiles. */
-    strided_copy_plan edges = PLAN(STRIDED_COPY_TRANSPOSE, 4, (65, 127), (127, 1), (1, 65), 0);
+    /* Edge tiles count: 65 x 128 floats are 2 x 2 tiles. */
+    strided_copy_plan edges = PLAN(STRIDED_COPY_TRANSPOSE, 4, (65, 128), (128, 1), (1, 65), 0);
     assert_kernel(edges, DST, SRC, "strided_copy_transpose_4_i32", 4, TILE);
+    /* Destination rows off the 32-byte sectors: tiles skewed back to them
+     * take up to 7 more floats a row (65 x 127 at pitch 127: 2 x 3 tiles;
+     * one 64 x 64 tile whose base is 4 bytes off: 1 x 2). */
+    strided_copy_plan skewed = PLAN(STRIDED_COPY_TRANSPOSE, 4, (65, 127), (127, 1), (1, 65), 0);
+    assert_kernel(skewed, DST, SRC, "strided_copy_transpose_4_i32", 6, TILE);
+    assert_kernel(f, DST + 4, SRC, "strided_copy_transpose_4_i32", 2, TILE);
+    /* Rows shorter than a tile are not skewed (64 x 63 at pitch 63). */
+    strided_copy_plan short_rows = PLAN(STRIDED_COPY_TRANSPOSE, 4, (64, 63), (63, 1), (1, 64), 0);
+    assert_kernel(short_rows, DST, SRC, "strided_copy_transpose_4_i32", 1, TILE);
     /* 8 and 16 bytes: 32 x 32 tiles. */
     strided_copy_plan d = PLAN(STRIDED_COPY_TRANSPOSE, 8, (64, 64), (64, 1), (1, 64), 0);
     assert_kernel(d, DST, SRC, "strided_copy_transpose_8_i32", 4, TILE);
@@ -372,11 +381,21 @@ static void test_transposes(void **state)
                                  ((int64_t)1 << 31, 1, 64), 1);
     assert_kernel(far, DST, SRC, "strided_copy_transpose_4_i64", 2, TILE);
     /* A short axis against a long one: rectangular tiles spanning the short
-     * one (3 x 1344 floats: 100000 / 1344 -> 75 tiles), both ways round. */
-    strided_copy_plan thin = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100000), (100000, 1), (1, 3), 0);
+     * one (3 x 1344 floats: 100000 / 1344 -> 75 tiles), both ways round
+     * (planes 100001 floats apart, off the 16-byte vectors of the narrow
+     * kernels). */
+    strided_copy_plan thin = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100000), (100001, 1), (1, 3), 0);
     assert_kernel(thin, DST, SRC, "strided_copy_transpose_thin_4_i32", 75, TILE);
-    strided_copy_plan thin_b = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1), (1, 100000), 0);
+    strided_copy_plan thin_b = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1), (1, 100001), 0);
     assert_kernel(thin_b, DST, SRC, "strided_copy_transpose_thin_4_i32", 75, TILE);
+    /* Float records of 3 fields to planes 16-byte aligned and back: 4
+     * records a thread as 3 vectors (25000 groups: 98 blocks); a base off
+     * its 16 bytes: thin tiles. */
+    strided_copy_plan soa = PLAN(STRIDED_COPY_TRANSPOSE, 4, (3, 100000), (100000, 1), (1, 3), 0);
+    assert_kernel(soa, DST, SRC, "strided_copy_narrow_4_3_planes_i32", 98, ROW);
+    strided_copy_plan aos = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1), (1, 100000), 0);
+    assert_kernel(aos, DST, SRC, "strided_copy_narrow_4_3_records_i32", 98, ROW);
+    assert_kernel(soa, DST, SRC + 4, "strided_copy_transpose_thin_4_i32", 75, TILE);
     /* 1- and 2-byte records of 2 to 4 fields to planes and back, every
      * word aligned: 4 / itemsize records per thread (100000 / 4 = 25000
      * groups of 256 threads' blocks: 98). */

@@ -332,6 +332,23 @@ static void test_transposes(void **state)
             check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (3, r, c), (r * c + 7, c, 1),
                             (-(r * c + 9), 1, r), 1),
                        0, 0, NULL);
+            /* Destination rows in reverse order at an odd pitch. */
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (-(c + 1), 1), (1, r), 0), 0, 0,
+                       NULL);
+        }
+        /* Destination rows off the memory's sectors (odd pitches, an odd
+         * batch stride, a base off its sector), whose tiles are skewed to
+         * them: rows a little longer than a tile, so that most of a row's
+         * last tile lies past its end, and rows within a sector of a tile. */
+        static const int64_t rows[][3] = {
+            {100, 67, 69}, {70, 64, 65}, {64, 71, 71}, {20, 200, 203}};
+        for (size_t j = 0; j < sizeof rows / sizeof rows[0]; j++) {
+            int64_t r = rows[j][0], c = rows[j][1], pitch = rows[j][2];
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (pitch, 1), (1, r), 0), 0, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (pitch, 1), (1, r), 0), s, 0, NULL);
+            check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (2, r, c), (r * pitch + 1, pitch, 1),
+                            (r * c, 1, r), 1),
+                       0, 0, NULL);
         }
     }
 }
@@ -358,7 +375,7 @@ static void test_tiles(void **state)
         }
     }
     /* Records of 2, 3 and 4 fields to planes and back (the narrow kernels
-     * for 1- and 2-byte elements, every word aligned): whole groups of
+     * for 1-, 2- and 4-byte elements, every vector aligned): whole groups of
      * records and a short last one, planes padded to whole words, batched;
      * and shifted by one element, which no longer aligns (thin tiles). */
     for (size_t i = 0; i < NITEMSIZES; i++) {
