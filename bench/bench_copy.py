@@ -212,7 +212,7 @@ ZROWS = [
 
 
 class HRow(NamedTuple):
-    """A host<->device row, float32."""
+    """A host<->device row (float32 unless dtype says otherwise)."""
     id: str
     case: str
     d2h: bool         # the view is of device memory, the destination in host memory
@@ -222,6 +222,7 @@ class HRow(NamedTuple):
     pinned: bool      # the host side is pinned (torch pin_memory=True), else pageable
     baseline: str     # "memcpy", "memcpy2D", "device-only" or None
     target: list
+    dtype: str = "float32"
 
 
 def h4(row_bytes, what, pinned):
@@ -250,6 +251,11 @@ HROWS = [
     HRow("H6", "(1,16384) host expand -> (16384,16384)", False, (1, N), (1, 512),
          lambda b: b.expand(b.shape[1], b.shape[1]), False, "device-only",
          [x("device-only", .8)]),
+    # A batch of 256 RGB 224x224 images, NHWC in pageable host memory (as a
+    # decoder leaves them), to NCHW on the device: the NHWC tensor's
+    # (0, 3, 1, 2) permutation copied into a dense NCHW one.
+    HRow("H7", "(256,224,224,3) u8 host NHWC -> NCHW, pageable", False, (256, 224, 224, 3),
+         (4, 224, 224, 3), lambda b: b.permute(0, 3, 1, 2), False, None, [gbs(40)], "uint8"),
 ]
 
 
@@ -802,19 +808,20 @@ def transfer_row(g, row, args):
     """Wall ms until complete; GB/s of destination bytes."""
     torch, h = g.torch, g.h
     shape = row.quick if args.quick else row.shape
-    dev = g.rand(shape, torch.float32)
+    dtype = getattr(torch, row.dtype)
+    dev = g.rand(shape, dtype)
     if row.d2h:
         src = row.view(dev)
         ref = src.contiguous().cpu()
-        out = torch.empty(tuple(ref.shape), dtype=torch.float32, pin_memory=row.pinned)
+        out = torch.empty(tuple(ref.shape), dtype=dtype, pin_memory=row.pinned)
     else:
-        host = torch.empty(shape, dtype=torch.float32, pin_memory=row.pinned)
+        host = torch.empty(shape, dtype=dtype, pin_memory=row.pinned)
         host.copy_(dev)
         src, ref = row.view(host), row.view(dev).contiguous()
-        out = torch.empty(tuple(ref.shape), dtype=torch.float32, device="cuda")
+        out = torch.empty(tuple(ref.shape), dtype=dtype, device="cuda")
     g.sync()
-    nbytes = out.numel() * 4
-    result = {"id": row.id, "case": row.case, "dtype": "float32", "shape": list(shape),
+    nbytes = out.numel() * out.element_size()
+    result = {"id": row.id, "case": row.case, "dtype": row.dtype, "shape": list(shape),
               "bytes": nbytes, "pinned": row.pinned, "kernel": None}
 
     def view(t):
