@@ -15,6 +15,7 @@
 
 /* Names and constants of the calls made here, made once (interned: calls
  * look them up without hashing new strings). */
+static PyObject *name_dtype, *name_str, *name_name;
 static PyObject *name_dlpack, *name_dlpack_device, *name_cai, *name_ai, *name_exchange_api,
     *kw_stream, *kw_stream_max_version, *our_max_version;
 
@@ -31,6 +32,11 @@ int strided_py_init_view_import(void)
     name_cai = PyUnicode_InternFromString("__cuda_array_interface__");
     name_ai = PyUnicode_InternFromString("__array_interface__");
     name_exchange_api = PyUnicode_InternFromString("__dlpack_c_exchange_api__");
+    name_dtype = PyUnicode_InternFromString("dtype");
+    name_str = PyUnicode_InternFromString("str");
+    name_name = PyUnicode_InternFromString("name");
+    if (name_dtype == NULL || name_str == NULL || name_name == NULL)
+        return -1;
     kw_stream = Py_BuildValue("(s)", "stream");
     kw_stream_max_version = Py_BuildValue("(ss)", "stream", "max_version");
     our_max_version = Py_BuildValue("(ii)", STRIDED_DLPACK_MAJOR_VERSION,
@@ -669,21 +675,48 @@ static int read_interface(PyObject *d, bool with_stream, interface_read *out)
  * numpy dtype as obj.dtype whose str is typestr (NumPy's and CuPy's
  * arrays), whose name tells ml_dtypes' types apart, which the type string
  * reads as raw bytes. A new reference, or NULL (no exception) when obj does
- * not say. */
+ * not say. A dtype's str and name never change, and NumPy computes its
+ * name in Python (over a microsecond): the last dtype's are remembered (in
+ * a build with the GIL, which guards them). */
 static PyObject *type_name_of(PyObject *obj, PyObject *typestr)
 {
-    PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
-    PyObject *str = dtype != NULL ? PyObject_GetAttrString(dtype, "str") : NULL;
-    PyObject *name = NULL;
-    if (str != NULL && typestr != NULL && PyUnicode_Check(str) &&
-        PyUnicode_Compare(str, typestr) == 0) {
-        name = PyObject_GetAttrString(dtype, "name");
-        if (name != NULL && !PyUnicode_Check(name))
-            Py_CLEAR(name);
+    PyObject *dtype = PyObject_GetAttr(obj, name_dtype);
+    if (dtype == NULL) {
+        PyErr_Clear();
+        return NULL;
     }
-    Py_XDECREF(str);
-    Py_XDECREF(dtype);
+#ifndef Py_GIL_DISABLED
+    static PyObject *last_dtype, *last_str, *last_name; /* strong */
+    if (dtype == last_dtype) {
+        Py_DECREF(dtype);
+        if (typestr == NULL || PyUnicode_Compare(last_str, typestr) != 0) {
+            PyErr_Clear();
+            return NULL;
+        }
+        return Py_NewRef(last_name);
+    }
+#endif
+    PyObject *str = PyObject_GetAttr(dtype, name_str);
+    PyObject *name = str != NULL ? PyObject_GetAttr(dtype, name_name) : NULL;
+    if (str == NULL || name == NULL || !PyUnicode_Check(str) || !PyUnicode_Check(name)) {
+        Py_XDECREF(str);
+        Py_XDECREF(name);
+        Py_DECREF(dtype);
+        PyErr_Clear();
+        return NULL;
+    }
+    const bool same = typestr != NULL && PyUnicode_Compare(str, typestr) == 0;
     PyErr_Clear();
+#ifndef Py_GIL_DISABLED
+    Py_XSETREF(last_dtype, dtype);
+    Py_XSETREF(last_str, str);
+    Py_XSETREF(last_name, Py_NewRef(name));
+#else
+    Py_DECREF(dtype);
+    Py_DECREF(str);
+#endif
+    if (!same)
+        Py_CLEAR(name);
     return name;
 }
 
@@ -706,7 +739,10 @@ static PyObject *import_interface(PyObject *obj, strided_interface_kind kind, Py
         goto done;
     strided_view v;
     strided_typestr t;
-    PyObject *type_name = type_name_of(obj, r.typestr);
+    /* The producer's dtype is asked for its name only where the name can
+     * matter (ml_dtypes' types): two attribute reads less for the rest. */
+    PyObject *type_name = strided_dtype_name_matters(r.desc.typestr) ? type_name_of(obj, r.typestr)
+                                                                     : NULL;
     if (type_name != NULL && (r.desc.type_name = PyUnicode_AsUTF8(type_name)) == NULL) {
         Py_DECREF(type_name);
         goto done;

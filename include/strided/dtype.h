@@ -200,6 +200,14 @@ STRIDED_API size_t strided_dtype_typestr(strided_dtype dtype, char *buf, size_t 
 STRIDED_API strided_status strided_dtype_from_numpy(const char *str, const char *name,
                                                     unsigned flags, strided_typestr *out);
 
+/* Whether the name of a NumPy dtype whose str is str can change what
+ * strided_dtype_from_numpy makes of it: true for the raw-byte and 1- and
+ * 2-byte float type strings ("<V1", "<V2", "<f1", "<f2") under which
+ * ml_dtypes' types appear, false for every other string (a binding then
+ * need not ask the producer for the name), and false for a NULL str or one
+ * strided_typestr_parse refuses. */
+STRIDED_API bool strided_dtype_name_matters(const char *str);
+
 /* Whether a view of elements of type t may be exported through DLPack:
  * they must have a DLPack type. t is what strided_dtype_from_numpy gave.
  * Returns STRIDED_OK; STRIDED_ERR_INVALID_ARGUMENT for a NULL t;

@@ -477,6 +477,19 @@ size_t strided_typestr_from_format(const char *format, int64_t itemsize, char *b
     return t.len;
 }
 
+/* Whether a dtype's name can say more than its type string t: ml_dtypes'
+ * types read as raw bytes or 1- and 2-byte floats of no DLPack type. */
+static bool name_decides(const strided_typestr *t)
+{
+    return !t->has_dtype && !t->swapped && (t->kind == 'V' || t->kind == 'f') && t->itemsize <= 2;
+}
+
+bool strided_dtype_name_matters(const char *str)
+{
+    strided_typestr t;
+    return str != NULL && strided_typestr_parse(str, 0, &t) == STRIDED_OK && name_decides(&t);
+}
+
 strided_status strided_dtype_from_numpy(const char *str, const char *name, unsigned flags,
                                         strided_typestr *out)
 {
@@ -490,8 +503,7 @@ strided_status strided_dtype_from_numpy(const char *str, const char *name, unsig
     if (flags & STRIDED_TYPESTR_STRUCTURED) {
         t.structured = true;
         t.has_dtype = false;
-    } else if (!t.has_dtype && !t.swapped && (t.kind == 'V' || t.kind == 'f') && t.itemsize <= 2 &&
-               name != NULL) {
+    } else if (name_decides(&t) && name != NULL) {
         /* ml_dtypes' bfloat16 reads "<V2", its float8 types "<V1" (and
          * float8_e5m2 "<f1"): the name says which. Its sub-byte types
          * ("int4", "float4_e2m1fn", ...) read "<V1" too: one element per

@@ -349,6 +349,44 @@ static void test_typestr_of_types_outside_the_table(void **state)
     assert_string_equal(text, NATIVE "c");
 }
 
+/* strided_dtype_name_matters says where a dtype's name can change
+ * strided_dtype_from_numpy's answer: wherever it says no, no name does. */
+static void test_where_a_dtype_name_matters(void **state)
+{
+    (void)state;
+    static const char *const strs[] = {
+        NATIVE "V1", NATIVE "V2", "|V1",        "|V2",        NATIVE "f1", NATIVE "f2", NATIVE "f4",
+        NATIVE "f8", NATIVE "i1", NATIVE "u1",  NATIVE "i4",  NATIVE "c8", "|b1",       "|V3",
+        "|V16",      "|S3",       NATIVE "f16", FOREIGN "f2", FOREIGN "V2"};
+    static const char *const names[] = {"bfloat16",      "float8_e4m3fn", "float8_e5m2", "int4",
+                                        "float4_e2m1fn", "float6_e3m2fn", "uint2",       "float16",
+                                        "int8",          "void16",        "float32"};
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+        strided_typestr plain, named;
+        if (strided_typestr_parse(strs[i], 0, &plain) != STRIDED_OK)
+            fail_msg("%s does not parse", strs[i]);
+        assert_ok(strided_dtype_from_numpy(strs[i], NULL, 0, &plain));
+        bool changed = false;
+        for (size_t j = 0; j < sizeof names / sizeof names[0]; j++) {
+            assert_ok(strided_dtype_from_numpy(strs[i], names[j], 0, &named));
+            changed = changed || named.has_dtype != plain.has_dtype ||
+                      (named.has_dtype && !strided_dtype_equal(named.dtype, plain.dtype));
+        }
+        if (changed && !strided_dtype_name_matters(strs[i]))
+            fail_msg("a name changes %s, which says names do not matter", strs[i]);
+    }
+    /* The raw bytes and small floats of ml_dtypes do; the rest do not. */
+    assert_true(strided_dtype_name_matters(NATIVE "V2"));
+    assert_true(strided_dtype_name_matters("|V1"));
+    assert_true(strided_dtype_name_matters(NATIVE "f1"));
+    assert_false(strided_dtype_name_matters(NATIVE "f2")); /* float16 */
+    assert_false(strided_dtype_name_matters(NATIVE "f4"));
+    assert_false(strided_dtype_name_matters("|V16"));
+    assert_false(strided_dtype_name_matters(FOREIGN "f2"));
+    assert_false(strided_dtype_name_matters(NULL));
+    assert_false(strided_dtype_name_matters("not a type"));
+}
+
 static void test_numpy_types_without_a_dlpack_type(void **state)
 {
     (void)state;
@@ -412,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_typestrs_of_buffer_formats),
         cmocka_unit_test(test_parse_refuses_other_names),
         cmocka_unit_test(test_typestr_of_types_outside_the_table),
+        cmocka_unit_test(test_where_a_dtype_name_matters),
         cmocka_unit_test(test_numpy_types_without_a_dlpack_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,3 +133,39 @@ def test_the_view_keeps_the_array_alive():
     del v
     gc.collect()
     assert ref() is None
+
+
+class WithDtype(DictOnly):
+    """The array's __array_interface__ and its dtype, as CuPy's arrays show
+    theirs beside their dicts."""
+
+    def __init__(self, a):
+        super().__init__(a)
+        self.dtype = a.dtype
+
+
+def test_a_dtype_beside_the_dict_names_only_raw_bytes():
+    """The producer's dtype is read where its name can tell more than the
+    type string (ml_dtypes' types, raw bytes or 1-byte floats in the dict),
+    and remembered between imports: types that take turns, and one dtype
+    object whose str differs from the dict's, must each keep their own
+    answer."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    cases = [
+        (np.zeros((4, 6), ml_dtypes.bfloat16), "bfloat16"),
+        (np.zeros((4, 6), "V2"), "|V2"),
+        (np.zeros((4, 6), ml_dtypes.float8_e4m3fn), "float8_e4m3fn"),
+        (np.zeros((4, 6), np.float32), "float32"),
+        (np.zeros((4, 6), ml_dtypes.int4), "int4"),
+    ]
+    for _ in range(3):
+        for a, want in cases:
+            v = StridedMemoryView.from_array_interface(WithDtype(a))
+            assert str(v.dtype) == want
+    # A dtype that is not the dict's element type says nothing.
+    odd = WithDtype(np.zeros((4, 6), "V2"))
+    odd.dtype = np.dtype(ml_dtypes.bfloat16)
+    odd.__array_interface__ = dict(odd.__array_interface__, typestr="|V2")
+    for _ in range(2):
+        StridedMemoryView.from_array_interface(WithDtype(cases[0][0]))
+        assert str(StridedMemoryView.from_array_interface(odd).dtype) == "|V2"
