@@ -396,6 +396,21 @@ static void test_transposes(void **state)
     strided_copy_plan aos = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1), (1, 100000), 0);
     assert_kernel(aos, DST, SRC, "strided_copy_narrow_4_3_records_i32", 98, ROW);
     assert_kernel(soa, DST, SRC + 4, "strided_copy_transpose_thin_4_i32", 75, TILE);
+    /* Planes 2 GiB apart (2^29 floats: 32-bit element offsets still), and
+     * skewed tiles with batches as far apart (2 x (2 x 3) tiles); planes
+     * 2^31 floats apart take 64-bit indices. */
+    strided_copy_plan far_aos = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1),
+                                     (1, (int64_t)1 << 29), 0);
+    assert_kernel(far_aos, DST, SRC, "strided_copy_narrow_4_3_records_i32", 98, ROW);
+    strided_copy_plan far_skewed = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 70, 67), (70 * 69, 69, 1),
+                                        ((int64_t)1 << 29, 1, 70), 1);
+    assert_kernel(far_skewed, DST, SRC, "strided_copy_transpose_4_i32", 8, TILE);
+    strided_copy_plan farther_aos = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1),
+                                         (1, (int64_t)1 << 31), 0);
+    assert_kernel(farther_aos, DST, SRC, "strided_copy_narrow_4_3_records_i64", 98, ROW);
+    strided_copy_plan farther_skewed = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 70, 67),
+                                            (70 * 69, 69, 1), ((int64_t)1 << 31, 1, 70), 1);
+    assert_kernel(farther_skewed, DST, SRC, "strided_copy_transpose_4_i64", 8, TILE);
     /* 1- and 2-byte records of 2 to 4 fields to planes and back, every
      * word aligned: 4 / itemsize records per thread (100000 / 4 = 25000
      * groups of 256 threads' blocks: 98). */

@@ -555,6 +555,13 @@ static void test_offsets_beyond_int32(void **state)
                0, 0, NULL);
     check_copy(PLAN(STRIDED_COPY_ROWS, 1, (2, 1000), (1000, 1), (big + 16, 1), 1), 0, 0, NULL);
     check_copy(PLAN(STRIDED_COPY_BROADCAST, 1, (2, 1000), (1000, 1), (big, 0), -1), 0, 0, NULL);
+    /* Float planes 2 GiB apart to records (the narrow kernel's staged
+     * stores), and tiles skewed to an odd destination pitch with batches 2
+     * GiB apart in the source (byte offsets beyond int32, element offsets
+     * within it). */
+    check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 4, (1001, 3), (3, 1), (1, big / 4), 0), 0, 0, NULL);
+    check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 70, 67), (70 * 69, 69, 1), (big / 4, 1, 70), 1),
+               0, 0, NULL);
     /* Byte offsets beyond int32 with element offsets within it. */
     check_copy(PLAN(STRIDED_COPY_GATHER, 4, (2, 50), (50, 1), (big / 4 + 1, -1), -1), 0, 0, NULL);
     /* Destination offsets beyond int32. */
