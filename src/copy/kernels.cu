@@ -452,11 +452,14 @@ __device__ __forceinline__ void tile_elements(const Args &a, const tile_at<Args>
     for (int y = 0; y < TILE / TILE_ROWS; y++) {
         const int j = threadIdx.y + y * TILE_ROWS; /* along a */
         const I ia = at.a0 + j;
-        /* The row's elements at b0 past a sector boundary (dst_b is 1). */
+        /* The row's elements at b0 past a sector boundary (dst_b is 1), in
+         * 64 bits: the byte offset may pass int32 where the element offset
+         * does not, and a row past n_a may pass both. */
         int back = 0;
         if (SKEW) {
+            const int64_t e = (int64_t)ia * (int64_t)a.dst_a + (int64_t)at.b0;
             const uintptr_t at_b0 = reinterpret_cast<uintptr_t>(dst) +
-                                    (uintptr_t)(((S)ia * a.dst_a + (S)at.b0) * (S)sizeof(T));
+                                    (uintptr_t)e * (uintptr_t)sizeof(T);
             back = (int)(at_b0 % STRIDED_COPY_SECTOR / sizeof(T));
         }
 #pragma unroll

@@ -405,6 +405,11 @@ static void test_transposes(void **state)
     strided_copy_plan far_skewed = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 70, 67), (70 * 69, 69, 1),
                                         ((int64_t)1 << 29, 1, 70), 1);
     assert_kernel(far_skewed, DST, SRC, "strided_copy_transpose_4_i32", 8, TILE);
+    /* Destination rows over 2 GiB in, at element offsets within int32:
+     * skewed, 32-bit indices (2 x 2 tiles). */
+    strided_copy_plan deep = PLAN(STRIDED_COPY_TRANSPOSE, 4, (70, 67), (((int64_t)1 << 23) + 1, 1),
+                                  (1, 70), 0);
+    assert_kernel(deep, DST, SRC, "strided_copy_transpose_4_i32", 4, TILE);
     strided_copy_plan farther_aos = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1),
                                          (1, (int64_t)1 << 31), 0);
     assert_kernel(farther_aos, DST, SRC, "strided_copy_narrow_4_3_records_i64", 98, ROW);

@@ -562,6 +562,10 @@ static void test_offsets_beyond_int32(void **state)
     check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 4, (1001, 3), (3, 1), (1, big / 4), 0), 0, 0, NULL);
     check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 70, 67), (70 * 69, 69, 1), (big / 4, 1, 70), 1),
                0, 0, NULL);
+    /* Skewed tiles whose destination rows lie over 2 GiB into the
+     * destination (an odd pitch of 2^23 + 1 floats). */
+    check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 4, (70, 67), (big / 256 + 1, 1), (1, 70), 0), 0, 0,
+               NULL);
     /* Byte offsets beyond int32 with element offsets within it. */
     check_copy(PLAN(STRIDED_COPY_GATHER, 4, (2, 50), (50, 1), (big / 4 + 1, -1), -1), 0, 0, NULL);
     /* Destination offsets beyond int32. */
