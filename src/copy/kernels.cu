@@ -981,7 +981,7 @@ template <int FORM> __device__ void subbyte_runs(const strided_copy_subbyte_args
 {
     const uint8_t *src = reinterpret_cast<const uint8_t *>(a.src);
     const int ss = a.src_step, ds = a.dst_step;
-    constexpr int U = FORM == SLOT_SPREAD4 ? 2 * STRIDED_COPY_SUBBYTE_RUN_UNROLL
+    constexpr int U = FORM == SLOT_SPREAD4 ? STRIDED_COPY_SUBBYTE_SPREAD_UNROLL
                                            : STRIDED_COPY_SUBBYTE_RUN_UNROLL;
     constexpr int64_t CHUNK = (int64_t)THREADS * U;
     for (int64_t c = blockIdx.x; c < a.count; c += gridDim.x) {
@@ -1144,6 +1144,18 @@ __device__ void subbyte_fp4_tiles(const strided_copy_subbyte_args &a)
  * t / tiles_b). */
 template <int F, class Args> __device__ __forceinline__ void narrow_records_4(const Args &a);
 
+/* A narrow transpose's records i0 to the row's end, short of a group,
+ * element by element. */
+template <int F, class T, class Args, class I>
+__device__ __forceinline__ void narrow_tail(const Args &a, T *dst, const T *src, I i0)
+{
+    typedef typename traits<Args>::offset S;
+    for (I i = i0; i < a.n_b; i++)
+#pragma unroll
+        for (int f = 0; f < F; f++)
+            dst[(S)f * a.dst_a + (S)i * a.dst_b] = src[(S)f * a.src_a + (S)i * a.src_b];
+}
+
 template <class T, int F, bool TO_PLANES, class Args>
 __device__ __forceinline__ void transpose_narrow(const Args &a)
 {
@@ -1167,20 +1179,18 @@ __device__ __forceinline__ void transpose_narrow(const Args &a)
         const T *src = src0 + sofs;
         T *dst = dst0 + dofs;
         if (i0 + E > a.n_b) {
-            for (I i = i0; i < a.n_b; i++)
-#pragma unroll
-                for (int f = 0; f < F; f++)
-                    dst[(S)f * a.dst_a + (S)i * a.dst_b] = src[(S)f * a.src_a + (S)i * a.src_b];
+            narrow_tail<F>(a, dst, src, i0);
             continue;
         }
-        if constexpr (sizeof(T) == 4 && TO_PLANES) {
+        if constexpr (sizeof(T) == 4) {
             /* 4 records of F words as F vectors: word k of them is field
-             * k % F of record k / F; plane f's vector holds its 4 records. */
-            uint32_t in[4 * F], out[4 * F];
+             * k % F of record k / F; plane f's vector holds its 4 records.
+             * (Towards records: narrow_records_4.) */
+            uint32_t in[4 * F];
 #pragma unroll
             for (int v = 0; v < F; v++) {
-                const uint4 x = __ldg(reinterpret_cast<const uint4 *>(
-                    TO_PLANES ? src + (S)i0 * a.src_b + 4 * v : src + (S)v * a.src_a + (S)i0));
+                const uint4 x = __ldg(reinterpret_cast<const uint4 *>(src + (S)i0 * a.src_b +
+                                                                      4 * v));
                 in[4 * v] = x.x;
                 in[4 * v + 1] = x.y;
                 in[4 * v + 2] = x.z;
@@ -1188,18 +1198,8 @@ __device__ __forceinline__ void transpose_narrow(const Args &a)
             }
 #pragma unroll
             for (int f = 0; f < F; f++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    if (TO_PLANES)
-                        out[4 * f + e] = in[e * F + f];
-                    else
-                        out[e * F + f] = in[4 * f + e];
-                }
-#pragma unroll
-            for (int v = 0; v < F; v++)
-                *reinterpret_cast<uint4 *>(TO_PLANES ? dst + (S)v * a.dst_a + (S)i0
-                                                     : dst + (S)i0 * a.dst_b + 4 * v) =
-                    make_uint4(out[4 * v], out[4 * v + 1], out[4 * v + 2], out[4 * v + 3]);
+                *reinterpret_cast<uint4 *>(dst + (S)f * a.dst_a + (S)i0) =
+                    make_uint4(in[f], in[F + f], in[2 * F + f], in[3 * F + f]);
             continue;
         }
         uint32_t in[F], out[F];
@@ -1279,10 +1279,7 @@ template <int F, class Args> __device__ __forceinline__ void narrow_records_4(co
             const uint32_t *src = src0 + sofs;
             row = dst0 + dofs;
             if (i0 + 4 > a.n_b) {
-                for (I i = i0; i < a.n_b; i++)
-#pragma unroll
-                    for (int f = 0; f < F; f++)
-                        row[(S)f * a.dst_a + (S)i * a.dst_b] = src[(S)f * a.src_a + (S)i * a.src_b];
+                narrow_tail<F>(a, row, src, i0);
             } else {
                 whole = true;
 #pragma unroll

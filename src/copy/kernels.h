@@ -187,8 +187,9 @@ _Static_assert(sizeof(strided_copy_args64_64) <= 4096,
  * STRIDED_COPY_SUBBYTE_RUN_UNROLL_OF(args) slots. */
 #define STRIDED_COPY_SUBBYTE_SPREADS(a) \
     ((a)->src_step == 4 && (a)->dst_step == 8 && (a)->width == 4)
-#define STRIDED_COPY_SUBBYTE_RUN_UNROLL_OF(a)                              \
-    (STRIDED_COPY_SUBBYTE_SPREADS(a) ? 2 * STRIDED_COPY_SUBBYTE_RUN_UNROLL \
+#define STRIDED_COPY_SUBBYTE_SPREAD_UNROLL (2 * STRIDED_COPY_SUBBYTE_RUN_UNROLL)
+#define STRIDED_COPY_SUBBYTE_RUN_UNROLL_OF(a)                             \
+    (STRIDED_COPY_SUBBYTE_SPREADS(a) ? STRIDED_COPY_SUBBYTE_SPREAD_UNROLL \
                                      : STRIDED_COPY_SUBBYTE_RUN_UNROLL)
 #define STRIDED_COPY_SUBBYTE_TILE 64
 #define STRIDED_COPY_FP4_TILE_A 256
