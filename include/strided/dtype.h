@@ -201,11 +201,14 @@ STRIDED_API strided_status strided_dtype_from_numpy(const char *str, const char 
                                                     unsigned flags, strided_typestr *out);
 
 /* Whether the name of a NumPy dtype whose str is str can change what
- * strided_dtype_from_numpy makes of it: true for the raw-byte and 1- and
- * 2-byte float type strings ("<V1", "<V2", "<f1", "<f2") under which
- * ml_dtypes' types appear, false for every other string (a binding then
- * need not ask the producer for the name), and false for a NULL str or one
- * strided_typestr_parse refuses. */
+ * strided_dtype_from_numpy makes of it: true for the 1- and 2-byte type
+ * strings of no DLPack type under which ml_dtypes' types appear (raw bytes
+ * "<V1", "|V2", and the 1-byte float "<f1"), false for every other string
+ * (float16's "<f2" included: a binding then need not ask the producer for
+ * the name).
+ *   str  dtype.str; NUL-terminated, borrowed; may be NULL (false)
+ * A str strided_typestr_parse refuses gives false, and its reason is the
+ * thread's last error, as after that call. */
 STRIDED_API bool strided_dtype_name_matters(const char *str);
 
 /* Whether a view of elements of type t may be exported through DLPack:

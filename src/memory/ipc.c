@@ -464,11 +464,9 @@ strided_status strided_buffer_export_ipc(const strided_buffer *b,
     if (from_pool && strided_memory_resource_is_closed(mr))
         return strided__fail(STRIDED_ERR_INVALID_ARGUMENT, op,
                              "the buffer's memory resource has been closed");
-    unsigned char d[STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE];
-    if (strided__buffer_ipc_cached(b, d)) {
-        memcpy(out, d, sizeof d);
+    if (strided__buffer_ipc_cached(b, out))
         return STRIDED_OK;
-    }
+    unsigned char d[STRIDED_IPC_BUFFER_DESCRIPTOR_SIZE];
     strided_status status = from_pool ? export_pool_allocation(op, b, &pool, d)
                                       : export_legacy(op, b, d);
     if (status == STRIDED_OK) {
