@@ -419,7 +419,7 @@ template <int N> struct skew_of {
 /* Copy one tile element by element through shared memory: read along a
  * (coalesced when the source is contiguous along a), write along b. The
  * tile is padded by one element per row against bank conflicts. Bounds are
- * tested per element, so edge tiles are correct. With SKEW (a.skew), each
+ * tested per element, so edge tiles are correct. With SKEW, each
  * destination row's piece starts up to skew_of elements before the tile's
  * b0, on a sector (kernels.h): the tile reads that many more source rows. */
 template <class T, int TILE, bool SKEW, class Args>
@@ -538,17 +538,20 @@ __device__ __forceinline__ void tile_words(const Args &a, const tile_at<Args> &a
 
 /* Every tile of the launch, TILE x TILE elements of T; with PACKED (1- and
  * 2-byte elements whose alignment the host checked), full tiles go through
- * tile_words and edge tiles through tile_elements. */
-template <class T, bool PACKED, class Args> __device__ __forceinline__ void transpose(const Args &a)
+ * tile_words and edge tiles through tile_elements; with SKEW (4- to
+ * 16-byte elements, kernels.h), tiles are skewed to the destination's
+ * sectors. */
+template <class T, bool PACKED, bool SKEW, class Args>
+__device__ __forceinline__ void transpose(const Args &a)
 {
     typedef typename traits<Args>::index I;
     constexpr int TILE = tile_of<sizeof(T)>::value;
-    constexpr bool SKEWS = !PACKED && sizeof(T) >= 4; /* launch.c skews these only */
-    constexpr int ROWS = TILE + (SKEWS ? skew_of<sizeof(T)>::value : 0);
+    constexpr int ROWS = TILE + (SKEW ? skew_of<sizeof(T)>::value : 0);
     constexpr int ELEMENT_WORDS = (ROWS * (TILE + 1) * (int)sizeof(T) + 3) / 4;
     constexpr int PACKED_WORDS = PACKED ? TILE * 32 : 0;
     constexpr int WORDS = ELEMENT_WORDS > PACKED_WORDS ? ELEMENT_WORDS : PACKED_WORDS;
     static_assert(!PACKED || TILE == 32 * (4 / sizeof(T)), "a packed tile is 32 words wide");
+    static_assert(!SKEW || (!PACKED && sizeof(T) >= 4), "skewed tiles are of 4 to 16 bytes");
     __shared__ uint4 smem[(WORDS + 3) / 4];
 
     for (I t = blockIdx.x; t < a.count; t += gridDim.x) {
@@ -559,13 +562,7 @@ template <class T, bool PACKED, class Args> __device__ __forceinline__ void tran
                 continue;
             }
         }
-        if constexpr (SKEWS) {
-            if (a.skew) {
-                tile_elements<T, TILE, true>(a, at, reinterpret_cast<T *>(smem));
-                continue;
-            }
-        }
-        tile_elements<T, TILE, false>(a, at, reinterpret_cast<T *>(smem));
+        tile_elements<T, TILE, SKEW>(a, at, reinterpret_cast<T *>(smem));
     }
 }
 
@@ -1359,26 +1356,27 @@ template <int F, class Args> __device__ __forceinline__ void narrow_records_4(co
         elementwise<U, U>(a, same());    \
     }
 
-/* Transposes of 4- to 16-byte elements keep to 32 registers a thread
- * (blocks 8: every thread a multiprocessor holds stays resident): the
- * skewed tiles' extra rows would otherwise take the 4-byte kernel to 40.
- * The 1- and 2-byte kernels keep what ptxas gives them (32 to 64
- * registers): bounded to 32 they spill, or, the 2-byte word tiles, keep
- * fewer loads in flight (16384^2 float16 ran at 74 % of memcpy so, 82 %
- * unbounded). A minimum of 1 block is not the same as none: ptxas then
- * gives some kernels twice the registers. */
+/* Skewed tiles (transpose_Ss) keep to 32 registers a thread (blocks 8:
+ * every thread a multiprocessor holds stays resident): their extra rows
+ * would otherwise take the 4-byte kernel to 40. The others keep what ptxas
+ * gives them (30 to 64 registers): bounded to 32, the 1- and 2-byte
+ * kernels spill, or, the 2-byte word tiles, keep fewer loads in flight
+ * (16384^2 float16 ran at 74 % of memcpy so, 82 % unbounded), and the
+ * unskewed tiles sharing a kernel with the skewed ones ran 262144 x 256
+ * float32 at 77 % instead of 86. A minimum of 1 block is not the same as
+ * none: ptxas then gives some kernels twice the registers. */
 #define TRANSPOSE_BOUNDS_ __launch_bounds__(THREADS)
 #define TRANSPOSE_BOUNDS_8 __launch_bounds__(THREADS, 8)
-#define TRANSPOSE(s, packed, name, blocks)                                          \
+#define TRANSPOSE(s, packed, skew, name, blocks)                                    \
     extern "C" __global__ void TRANSPOSE_BOUNDS_##blocks strided_copy_##name##_i32( \
         const strided_copy_args32_64 a)                                             \
     {                                                                               \
-        transpose<unit_of<s>::type, packed>(a);                                     \
+        transpose<unit_of<s>::type, packed, skew>(a);                               \
     }                                                                               \
     extern "C" __global__ void TRANSPOSE_BOUNDS_##blocks strided_copy_##name##_i64( \
         const strided_copy_args64_64 a)                                             \
     {                                                                               \
-        transpose<unit_of<s>::type, packed>(a);                                     \
+        transpose<unit_of<s>::type, packed, skew>(a);                               \
     }
 
 #define TRANSPOSE_THIN(s)                                    \
@@ -1421,14 +1419,17 @@ BROADCAST16(2)
 BROADCAST16(4)
 BROADCAST16(8)
 FOR_UNITS(GATHERS)
-TRANSPOSE(1, false, transpose_1, )
-TRANSPOSE(2, false, transpose_2, )
-TRANSPOSE(4, false, transpose_4, 8)
-TRANSPOSE(8, false, transpose_8, 8)
-TRANSPOSE(16, false, transpose_16, 8)
+TRANSPOSE(1, false, false, transpose_1, )
+TRANSPOSE(2, false, false, transpose_2, )
+TRANSPOSE(4, false, false, transpose_4, )
+TRANSPOSE(8, false, false, transpose_8, )
+TRANSPOSE(16, false, false, transpose_16, )
+TRANSPOSE(4, false, true, transpose_4s, 8)
+TRANSPOSE(8, false, true, transpose_8s, 8)
+TRANSPOSE(16, false, true, transpose_16s, 8)
 FOR_UNITS(TRANSPOSE_THIN)
-TRANSPOSE(1, true, transpose_1p, )
-TRANSPOSE(2, true, transpose_2p, )
+TRANSPOSE(1, true, false, transpose_1p, )
+TRANSPOSE(2, true, false, transpose_2p, )
 NARROWS(1)
 NARROWS(2)
 NARROWS(4)

@@ -101,8 +101,8 @@ typedef struct strided_copy_span {
  * the destination along b. count is the number of tiles, tiles_b * tiles_a
  * * the volume of the batch axes, and tile t is
  * (t % tiles_b, t / tiles_b % tiles_a, batch t / tiles_b / tiles_a).
- * With skew (dst_b is 1, elements of 4 to 16 bytes),
- * tile B along b holds, of each destination row, the TILE elements from
+ * The skewed kernels (transpose_Ss: dst_b is 1, elements of 4 to 16
+ * bytes, a row at least a tile long) differ: tile B along b holds, of each destination row, the TILE elements from
  * B * TILE - s back, s being the row's elements at B * TILE past a
  * STRIDED_COPY_SECTOR boundary: every row's piece then starts on a sector,
  * so no sector of the destination is written in part by two blocks (a
@@ -116,7 +116,7 @@ typedef struct strided_copy_span {
         uindex n_a, n_b;                                   \
         sindex dst_a, dst_b, src_a, src_b;                 \
         div tiles_a, tiles_b;                              \
-        int32_t ndim, skew;                                \
+        int32_t ndim;                                      \
         div extent[dims];                                  \
         sindex dst_stride[dims];                           \
         sindex src_stride[dims];                           \

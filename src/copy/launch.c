@@ -24,7 +24,9 @@
  *               least SHIFT_MIN_BYTES whose W is below 16 go to rows_shift
  *               (16-byte stores of shifted 16-byte loads).
  *   TRANSPOSE   transpose_S (shared-memory tiles), transpose_Sp for 1- and
- *               2-byte elements whose words are aligned (packed words);
+ *               2-byte elements whose words are aligned (packed words),
+ *               transpose_Ss for 4- to 16-byte elements whose destination
+ *               rows start off the memory's sectors (skewed tiles);
  *               transpose_thin_S where a or b is at most STRIDED_COPY_THIN
  *               long (rectangular tiles spanning the short axis);
  *               narrow_S_F_* for 1-, 2- and 4-byte elements between dense
@@ -118,16 +120,17 @@ strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,
 
 /* The kernels, by index; see kernel_names. */
 enum {
-    K_CONTIGUOUS = 0,                          /* + unit */
-    K_ROWS = K_CONTIGUOUS + 5,                 /* + unit */
-    K_BROADCAST = K_ROWS + 5,                  /* + unit */
-    K_BROADCAST16 = K_BROADCAST + 5,           /* + unit (1..8 bytes) */
-    K_GATHER = K_BROADCAST16 + 4,              /* + 4 unit + 2 wide + many */
-    K_TRANSPOSE = K_GATHER + 20,               /* + 2 unit + wide */
-    K_TRANSPOSE_PACKED = K_TRANSPOSE + 10,     /* + 2 unit (1, 2 bytes) + wide */
-    K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4, /* + 2 unit + wide */
-    K_NARROW = K_TRANSPOSE_THIN +
-               10,             /* + 12 unit (1, 2, 4 bytes) + 4 (fields - 2) + 2 records + wide */
+    K_CONTIGUOUS = 0,                           /* + unit */
+    K_ROWS = K_CONTIGUOUS + 5,                  /* + unit */
+    K_BROADCAST = K_ROWS + 5,                   /* + unit */
+    K_BROADCAST16 = K_BROADCAST + 5,            /* + unit (1..8 bytes) */
+    K_GATHER = K_BROADCAST16 + 4,               /* + 4 unit + 2 wide + many */
+    K_TRANSPOSE = K_GATHER + 20,                /* + 2 unit + wide */
+    K_TRANSPOSE_PACKED = K_TRANSPOSE + 10,      /* + 2 unit (1, 2 bytes) + wide */
+    K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4,  /* + 2 unit + wide */
+    K_TRANSPOSE_SKEWED = K_TRANSPOSE_THIN + 10, /* + 2 (unit - 2) (4..16 bytes) + wide */
+    K_NARROW = K_TRANSPOSE_SKEWED +
+               6,              /* + 12 unit (1, 2, 4 bytes) + 4 (fields - 2) + 2 records + wide */
     K_SUBBYTE = K_NARROW + 36, /* + STRIDED_COPY_SUBBYTE_* mode */
     K_ROWS_SHIFT = K_SUBBYTE + 4,
     K_COUNT = K_ROWS_SHIFT + 1,
@@ -188,6 +191,9 @@ static const char *const kernel_names[] = {
     WIDTHS("strided_copy_transpose_thin_4"),
     WIDTHS("strided_copy_transpose_thin_8"),
     WIDTHS("strided_copy_transpose_thin_16"),
+    WIDTHS("strided_copy_transpose_4s"),
+    WIDTHS("strided_copy_transpose_8s"),
+    WIDTHS("strided_copy_transpose_16s"),
     NARROWS("1"),
     NARROWS("2"),
     NARROWS("4"),
@@ -231,7 +237,6 @@ typedef struct launch {
     int64_t work, per_block;
     uint64_t dst, src;
     int64_t count, n_a, n_b, dst_a, dst_b, src_a, src_b, tiles_a, tiles_b;
-    bool skew; /* transpose tiles skewed to the destination's sectors (kernels.h) */
     int ndim;
     axis ax[STRIDED_COPY_MANY_DIMS];
 } launch;
@@ -602,15 +607,14 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
         strided__mul_overflow(tiles, tiles_b, &tiles))
         return too_large();
     bool wide = !fits32(tiles, dst_reach, src_reach);
-    l->kernel = (thin     ? K_TRANSPOSE_THIN
-                 : packed ? K_TRANSPOSE_PACKED
-                          : K_TRANSPOSE) +
-                2 * log2_of(itemsize) + wide;
+    l->kernel = thin     ? K_TRANSPOSE_THIN + 2 * log2_of(itemsize) + wide
+                : packed ? K_TRANSPOSE_PACKED + 2 * log2_of(itemsize) + wide
+                : skew   ? K_TRANSPOSE_SKEWED + 2 * (log2_of(itemsize) - 2) + wide
+                         : K_TRANSPOSE + 2 * log2_of(itemsize) + wide;
     l->kind = wide ? ARGS64_64 : ARGS32_64;
     l->tiles = true;
     l->count = tiles;
     set_pair(l, a, b, tiles_a, tiles_b);
-    l->skew = skew;
     l->work = tiles;
     l->per_block = 1;
     set_axes(l, batch, nbatch);
@@ -764,7 +768,6 @@ static strided_copy_div64 div64(int64_t d)
         a->tiles_a = divide(l->tiles_a);                \
         a->tiles_b = divide(l->tiles_b);                \
         a->ndim = l->ndim;                              \
-        a->skew = l->skew;                              \
         for (int k = 0; k < l->ndim; k++) {             \
             a->extent[k] = divide(l->ax[k].n);          \
             a->dst_stride[k] = (S)l->ax[k].d;           \

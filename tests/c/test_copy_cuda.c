@@ -352,8 +352,8 @@ static void test_transposes(void **state)
      * take up to 7 more floats a row (65 x 127 at pitch 127: 2 x 3 tiles;
      * one 64 x 64 tile whose base is 4 bytes off: 1 x 2). */
     strided_copy_plan skewed = PLAN(STRIDED_COPY_TRANSPOSE, 4, (65, 127), (127, 1), (1, 65), 0);
-    assert_kernel(skewed, DST, SRC, "strided_copy_transpose_4_i32", 6, TILE);
-    assert_kernel(f, DST + 4, SRC, "strided_copy_transpose_4_i32", 2, TILE);
+    assert_kernel(skewed, DST, SRC, "strided_copy_transpose_4s_i32", 6, TILE);
+    assert_kernel(f, DST + 4, SRC, "strided_copy_transpose_4s_i32", 2, TILE);
     /* Rows shorter than a tile are not skewed (64 x 63 at pitch 63). */
     strided_copy_plan short_rows = PLAN(STRIDED_COPY_TRANSPOSE, 4, (64, 63), (63, 1), (1, 64), 0);
     assert_kernel(short_rows, DST, SRC, "strided_copy_transpose_4_i32", 1, TILE);
@@ -362,6 +362,12 @@ static void test_transposes(void **state)
     assert_kernel(d, DST, SRC, "strided_copy_transpose_8_i32", 4, TILE);
     strided_copy_plan z = PLAN(STRIDED_COPY_TRANSPOSE, 16, (64, 64), (64, 1), (1, 64), 0);
     assert_kernel(z, DST, SRC, "strided_copy_transpose_16_i32", 4, TILE);
+    /* Skewed too, rows of 8 bytes off their sectors at up to 3 more a row
+     * (64 x 65 at pitch 65: 2 x 3 tiles), of 16 bytes at up to 1 (2 x 3). */
+    strided_copy_plan d_skewed = PLAN(STRIDED_COPY_TRANSPOSE, 8, (64, 65), (65, 1), (1, 64), 0);
+    assert_kernel(d_skewed, DST, SRC, "strided_copy_transpose_8s_i32", 6, TILE);
+    strided_copy_plan z_skewed = PLAN(STRIDED_COPY_TRANSPOSE, 16, (64, 64), (64, 1), (1, 64), 0);
+    assert_kernel(z_skewed, DST + 16, SRC, "strided_copy_transpose_16s_i32", 6, TILE);
     /* Halves and bytes as packed words, 16 x 16 and 8 x 8 tiles. */
     strided_copy_plan h = PLAN(STRIDED_COPY_TRANSPOSE, 2, (1024, 1024), (1024, 1), (1, 1024), 0);
     assert_kernel(h, DST, SRC, "strided_copy_transpose_2p_i32", 256, TILE);
@@ -372,10 +378,14 @@ static void test_transposes(void **state)
     assert_kernel(odd, DST, SRC, "strided_copy_transpose_2_i32", 1, TILE);
     /* So does a misaligned base. */
     assert_kernel(h, DST + 2, SRC, "strided_copy_transpose_2_i32", 256, TILE);
-    /* Batched over an outer axis: 8 x 2 x 2 tiles. */
+    /* Batched over an outer axis: 8 x 2 x 2 tiles (skewed: rows of 100
+     * floats end off their sectors; of 128, not). */
     strided_copy_plan batched = PLAN(STRIDED_COPY_TRANSPOSE, 4, (8, 100, 100), (10000, 100, 1),
                                      (10000, 1, 100), 1);
-    assert_kernel(batched, DST, SRC, "strided_copy_transpose_4_i32", 32, TILE);
+    assert_kernel(batched, DST, SRC, "strided_copy_transpose_4s_i32", 32, TILE);
+    strided_copy_plan batched_aligned = PLAN(STRIDED_COPY_TRANSPOSE, 4, (8, 128, 128),
+                                             (16384, 128, 1), (16384, 1, 128), 1);
+    assert_kernel(batched_aligned, DST, SRC, "strided_copy_transpose_4_i32", 32, TILE);
     /* Offsets beyond int32: 64-bit indices. */
     strided_copy_plan far = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 64, 64), (4096, 64, 1),
                                  ((int64_t)1 << 31, 1, 64), 1);
@@ -404,18 +414,18 @@ static void test_transposes(void **state)
     assert_kernel(far_aos, DST, SRC, "strided_copy_narrow_4_3_records_i32", 98, ROW);
     strided_copy_plan far_skewed = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 70, 67), (70 * 69, 69, 1),
                                         ((int64_t)1 << 29, 1, 70), 1);
-    assert_kernel(far_skewed, DST, SRC, "strided_copy_transpose_4_i32", 8, TILE);
+    assert_kernel(far_skewed, DST, SRC, "strided_copy_transpose_4s_i32", 8, TILE);
     /* Destination rows over 2 GiB in, at element offsets within int32:
      * skewed, 32-bit indices (2 x 2 tiles). */
     strided_copy_plan deep = PLAN(STRIDED_COPY_TRANSPOSE, 4, (70, 67), (((int64_t)1 << 23) + 1, 1),
                                   (1, 70), 0);
-    assert_kernel(deep, DST, SRC, "strided_copy_transpose_4_i32", 4, TILE);
+    assert_kernel(deep, DST, SRC, "strided_copy_transpose_4s_i32", 4, TILE);
     strided_copy_plan farther_aos = PLAN(STRIDED_COPY_TRANSPOSE, 4, (100000, 3), (3, 1),
                                          (1, (int64_t)1 << 31), 0);
     assert_kernel(farther_aos, DST, SRC, "strided_copy_narrow_4_3_records_i64", 98, ROW);
     strided_copy_plan farther_skewed = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 70, 67),
                                             (70 * 69, 69, 1), ((int64_t)1 << 31, 1, 70), 1);
-    assert_kernel(farther_skewed, DST, SRC, "strided_copy_transpose_4_i64", 8, TILE);
+    assert_kernel(farther_skewed, DST, SRC, "strided_copy_transpose_4s_i64", 8, TILE);
     /* 1- and 2-byte records of 2 to 4 fields to planes and back, every
      * word aligned: 4 / itemsize records per thread (100000 / 4 = 25000
      * groups of 256 threads' blocks: 98). */
