@@ -29,6 +29,10 @@
  *                         conflicts), read along the source's contiguous
  *                         axis a and written along the destination's b,
  *                         batched over the other axes
+ *   transpose_grouped_S_iN  tiles whose sides are groups of axes: the
+ *                         source's innermost axes along a, the
+ *                         destination's along b, for permutations of
+ *                         axes too short to fill a tile each
  *   transpose_thin_S_iN   thin transposes (one of the two axes at most
  *                         STRIDED_COPY_THIN long): rectangular tiles that
  *                         span the short axis whole (strided_copy_thin_tile),
@@ -563,6 +567,103 @@ __device__ __forceinline__ void transpose(const Args &a)
             }
         }
         tile_elements<T, TILE, SKEW>(a, at, reinterpret_cast<T *>(smem));
+    }
+}
+
+/* The destination and source offsets of index i of the group of count
+ * axes from axis first of a (innermost first). A block computes these once,
+ * so plain division serves. */
+template <class Args>
+__device__ __forceinline__ void group_offsets(const Args &a, int first, int count, int i,
+                                              typename traits<Args>::offset &dst,
+                                              typename traits<Args>::offset &src)
+{
+    typedef typename traits<Args>::offset S;
+    dst = 0;
+    src = 0;
+    for (int k = first; k < first + count; k++) {
+        const int n = (int)a.extent[k].d;
+        const int q = i / n;
+        dst += (S)(i - q * n) * a.dst_stride[k];
+        src += (S)(i - q * n) * a.src_stride[k];
+        i = q;
+    }
+}
+
+/* Grouped tiles: a tile of n_a x n_b elements whose side a is the group of
+ * group_a axes after the batch axes of a (the source's innermost ones) and
+ * whose side b is the group of group_b axes after those (the
+ * destination's), both at most TILE long, so that permutations of short
+ * axes (a 6-D permutation of 32s, axes of 2 reversed) fill their tiles.
+ * Every tile is whole: t is the batch index. The offsets of the tile's rows
+ * stay in shared memory and those of the thread's columns in registers;
+ * row j of the loads (b) and of the stores (a) is one offset for the warp
+ * (a broadcast), its columns the thread's own. */
+template <class T, class Args> __device__ __forceinline__ void transpose_grouped(const Args &a)
+{
+    typedef typename traits<Args>::index I;
+    typedef typename traits<Args>::offset S;
+    constexpr int TILE = tile_of<sizeof(T)>::value;
+    constexpr int COLS = TILE / 32;
+    __shared__ T sm[TILE * (TILE + 1)];
+    __shared__ S row_src[TILE], row_dst[TILE]; /* of index j along b, along a */
+    const int ta = (int)a.n_a, tb = (int)a.n_b;
+    const int first_a = a.ndim, first_b = a.ndim + a.group_a;
+    const int x = threadIdx.x;
+    const T *src0 = reinterpret_cast<const T *>(a.src);
+    T *dst0 = reinterpret_cast<T *>(a.dst);
+    S d, s;
+
+    for (int i = threadIdx.y * 32 + x; i < TILE; i += THREADS) {
+        if (i < tb) {
+            group_offsets(a, first_b, a.group_b, i, d, s);
+            row_src[i] = s;
+        }
+        if (i < ta) {
+            group_offsets(a, first_a, a.group_a, i, d, s);
+            row_dst[i] = d;
+        }
+    }
+    S col_src[COLS], col_dst[COLS]; /* of column x + 32 m along a, along b */
+#pragma unroll
+    for (int m = 0; m < COLS; m++) {
+        col_src[m] = col_dst[m] = 0;
+        if (x + 32 * m < ta)
+            group_offsets(a, first_a, a.group_a, x + 32 * m, d, col_src[m]);
+        if (x + 32 * m < tb)
+            group_offsets(a, first_b, a.group_b, x + 32 * m, col_dst[m], s);
+    }
+    __syncthreads();
+
+    for (I t = blockIdx.x; t < a.count; t += gridDim.x) {
+        S dofs, sofs;
+        unravel(a, t, dofs, sofs);
+        const T *src = src0 + sofs;
+        T *dst = dst0 + dofs;
+#pragma unroll(sizeof(T) >= 4 ? TILE / TILE_ROWS : 4)
+        for (int y = 0; y < TILE / TILE_ROWS; y++) {
+            const int j = threadIdx.y + y * TILE_ROWS; /* along b */
+            if (j < tb) {
+                const S r = row_src[j];
+#pragma unroll
+                for (int m = 0; m < COLS; m++)
+                    if (x + 32 * m < ta)
+                        sm[j * (TILE + 1) + x + 32 * m] = __ldg(&src[r + col_src[m]]);
+            }
+        }
+        __syncthreads();
+#pragma unroll 4
+        for (int y = 0; y < TILE / TILE_ROWS; y++) {
+            const int j = threadIdx.y + y * TILE_ROWS; /* along a */
+            if (j < ta) {
+                const S r = row_dst[j];
+#pragma unroll
+                for (int m = 0; m < COLS; m++)
+                    if (x + 32 * m < tb)
+                        dst[r + col_dst[m]] = sm[(x + 32 * m) * (TILE + 1) + j];
+            }
+        }
+        __syncthreads();
     }
 }
 
@@ -1379,15 +1480,19 @@ template <int F, class Args> __device__ __forceinline__ void narrow_records_4(co
         transpose<unit_of<s>::type, packed, skew>(a);                               \
     }
 
-#define TRANSPOSE_THIN(s)                                    \
-    KERNEL(transpose_thin_##s##_i32, strided_copy_args32_64) \
-    {                                                        \
-        transpose_thin<unit_of<s>::type>(a);                 \
-    }                                                        \
-    KERNEL(transpose_thin_##s##_i64, strided_copy_args64_64) \
-    {                                                        \
-        transpose_thin<unit_of<s>::type>(a);                 \
+/* fn_S_i32 and fn_S_i64: the tile function fn for S-byte units, with 32-
+ * and 64-bit indices. */
+#define TILES_BY_WIDTH(fn, s)                      \
+    KERNEL(fn##_##s##_i32, strided_copy_args32_64) \
+    {                                              \
+        fn<unit_of<s>::type>(a);                   \
+    }                                              \
+    KERNEL(fn##_##s##_i64, strided_copy_args64_64) \
+    {                                              \
+        fn<unit_of<s>::type>(a);                   \
     }
+#define TRANSPOSE_GROUPED(s) TILES_BY_WIDTH(transpose_grouped, s)
+#define TRANSPOSE_THIN(s) TILES_BY_WIDTH(transpose_thin, s)
 
 #define NARROW(s, f, dir, to_planes)                              \
     KERNEL(narrow_##s##_##f##_##dir##_i32, strided_copy_args32_8) \
@@ -1428,6 +1533,7 @@ TRANSPOSE(4, false, true, transpose_4s, 8)
 TRANSPOSE(8, false, true, transpose_8s, 8)
 TRANSPOSE(16, false, true, transpose_16s, 8)
 FOR_UNITS(TRANSPOSE_THIN)
+FOR_UNITS(TRANSPOSE_GROUPED)
 TRANSPOSE(1, true, false, transpose_1p, )
 TRANSPOSE(2, true, false, transpose_2p, )
 NARROWS(1)

@@ -107,7 +107,15 @@ typedef struct strided_copy_span {
  * STRIDED_COPY_SECTOR boundary: every row's piece then starts on a sector,
  * so no sector of the destination is written in part by two blocks (a
  * partly written sector costs the memory a read to fill it); tiles_b then
- * counts tiles over n_b + STRIDED_COPY_SECTOR / size - 1 elements. */
+ * counts tiles over n_b + STRIDED_COPY_SECTOR / size - 1 elements.
+ *
+ * transpose_grouped copies tiles of n_a x n_b elements whose sides are
+ * groups of axes: after the ndim batch axes come group_a axes (side a,
+ * innermost first: index i along a is i's digits over their extents) and
+ * group_b axes (side b); count is the volume of the batch axes, one whole
+ * tile per batch index; a group holds at most STRIDED_COPY_GROUP_MAX
+ * axes. Every other kernel has group_a = group_b = 0. */
+#define STRIDED_COPY_GROUP_MAX 8
 #define STRIDED_COPY_SECTOR 32
 #define STRIDED_COPY_ARGS(name, div, uindex, sindex, dims) \
     typedef struct name {                                  \
@@ -116,7 +124,7 @@ typedef struct strided_copy_span {
         uindex n_a, n_b;                                   \
         sindex dst_a, dst_b, src_a, src_b;                 \
         div tiles_a, tiles_b;                              \
-        int32_t ndim;                                      \
+        int32_t ndim, group_a, group_b;                    \
         div extent[dims];                                  \
         sindex dst_stride[dims];                           \
         sindex src_stride[dims];                           \

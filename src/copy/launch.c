@@ -62,6 +62,7 @@
 
 #include "base/base.h"
 #include "copy/kernels.h"
+#include "copy/testing.h"
 #include "cuda/driver.h"
 #include "memory/memory.h"
 
@@ -100,6 +101,21 @@ strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,
     return without_kernels(p);
 }
 
+strided_status strided__copy_launch_describe(const strided_copy_plan *p, uintptr_t dst,
+                                             uintptr_t src, const char **name, void *args,
+                                             size_t size, size_t *bytes)
+{
+    (void)dst;
+    (void)src;
+    (void)args;
+    (void)size;
+    *name = "";
+    *bytes = 0;
+    assert(p != NULL);
+    return strided__fail(STRIDED_ERR_UNSUPPORTED, OP,
+                         "this libstrided was built without its CUDA kernels (no nvcc)");
+}
+
 #else
 
 /* Kernels are loaded for this many device ordinals. */
@@ -120,17 +136,18 @@ strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,
 
 /* The kernels, by index; see kernel_names. */
 enum {
-    K_CONTIGUOUS = 0,                           /* + unit */
-    K_ROWS = K_CONTIGUOUS + 5,                  /* + unit */
-    K_BROADCAST = K_ROWS + 5,                   /* + unit */
-    K_BROADCAST16 = K_BROADCAST + 5,            /* + unit (1..8 bytes) */
-    K_GATHER = K_BROADCAST16 + 4,               /* + 4 unit + 2 wide + many */
-    K_TRANSPOSE = K_GATHER + 20,                /* + 2 unit + wide */
-    K_TRANSPOSE_PACKED = K_TRANSPOSE + 10,      /* + 2 unit (1, 2 bytes) + wide */
-    K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4,  /* + 2 unit + wide */
-    K_TRANSPOSE_SKEWED = K_TRANSPOSE_THIN + 10, /* + 2 (unit - 2) (4..16 bytes) + wide */
-    K_NARROW = K_TRANSPOSE_SKEWED +
-               6,              /* + 12 unit (1, 2, 4 bytes) + 4 (fields - 2) + 2 records + wide */
+    K_CONTIGUOUS = 0,                             /* + unit */
+    K_ROWS = K_CONTIGUOUS + 5,                    /* + unit */
+    K_BROADCAST = K_ROWS + 5,                     /* + unit */
+    K_BROADCAST16 = K_BROADCAST + 5,              /* + unit (1..8 bytes) */
+    K_GATHER = K_BROADCAST16 + 4,                 /* + 4 unit + 2 wide + many */
+    K_TRANSPOSE = K_GATHER + 20,                  /* + 2 unit + wide */
+    K_TRANSPOSE_PACKED = K_TRANSPOSE + 10,        /* + 2 unit (1, 2 bytes) + wide */
+    K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4,    /* + 2 unit + wide */
+    K_TRANSPOSE_SKEWED = K_TRANSPOSE_THIN + 10,   /* + 2 (unit - 2) (4..16 bytes) + wide */
+    K_TRANSPOSE_GROUPED = K_TRANSPOSE_SKEWED + 6, /* + 2 unit + wide */
+    K_NARROW = K_TRANSPOSE_GROUPED +
+               10,             /* + 12 unit (1, 2, 4 bytes) + 4 (fields - 2) + 2 records + wide */
     K_SUBBYTE = K_NARROW + 36, /* + STRIDED_COPY_SUBBYTE_* mode */
     K_ROWS_SHIFT = K_SUBBYTE + 4,
     K_COUNT = K_ROWS_SHIFT + 1,
@@ -194,6 +211,11 @@ static const char *const kernel_names[] = {
     WIDTHS("strided_copy_transpose_4s"),
     WIDTHS("strided_copy_transpose_8s"),
     WIDTHS("strided_copy_transpose_16s"),
+    WIDTHS("strided_copy_transpose_grouped_1"),
+    WIDTHS("strided_copy_transpose_grouped_2"),
+    WIDTHS("strided_copy_transpose_grouped_4"),
+    WIDTHS("strided_copy_transpose_grouped_8"),
+    WIDTHS("strided_copy_transpose_grouped_16"),
     NARROWS("1"),
     NARROWS("2"),
     NARROWS("4"),
@@ -237,7 +259,7 @@ typedef struct launch {
     int64_t work, per_block;
     uint64_t dst, src;
     int64_t count, n_a, n_b, dst_a, dst_b, src_a, src_b, tiles_a, tiles_b;
-    int ndim;
+    int ndim, group_a, group_b; /* batch axes; grouped tiles' axes after them */
     axis ax[STRIDED_COPY_MANY_DIMS];
 } launch;
 
@@ -545,6 +567,123 @@ static strided_status narrow(axis shortx, axis longx, const axis *batch, int nba
     return STRIDED_OK;
 }
 
+static int64_t magnitude(int64_t v)
+{
+    return v < 0 ? -v : v;
+}
+
+/* The axis after side g's in its order: of the axes not on side g, the one
+ * of least |stride| (source strides for side 0, destination strides for
+ * side 1), zero strides left out; -1 when there is none. */
+static int next_axis(const axis *ax, int n, const int *owner, int g)
+{
+    int best = -1;
+    int64_t least = 0;
+    for (int i = 0; i < n; i++) {
+        const int64_t v = magnitude(g == 0 ? ax[i].s : ax[i].d);
+        if (owner[i] != g && v != 0 && (best < 0 || v < least)) {
+            best = i;
+            least = v;
+        }
+    }
+    return best;
+}
+
+/* Grouped tiles (transpose_grouped_S): where a or b is shorter than a
+ * tile, side a of the tile (side 0) takes after a the axes next in the
+ * source's order, and side b (side 1) after b those next in the
+ * destination's, while the side's length (the product of its extents)
+ * stays within a tile; the first axis that does not fit whole is split
+ * where a factor of its extent does (the inner part joins the side, the
+ * outer part the batch). A side stops at an axis the other side holds.
+ * Taken when the tiles hold at least a quarter of a tile and twice what
+ * tiles over a and b alone would; *done says whether it was. Assumes:
+ * 1 <= ia < n. */
+static strided_status grouped(const axis *ax, int n, int ia, int64_t itemsize, int64_t tile,
+                              launch *l, bool *done)
+{
+    axis side[2][STRIDED_COPY_GROUP_MAX], all[STRIDED_COPY_MANY_DIMS];
+    int count[2] = {0, 0}, nbatch = 0, owner[STRIDED_COPY_MANY_DIMS];
+    int64_t len[2] = {1, 1};
+    bool split[2] = {false, false};
+    axis outer[2];
+
+    *done = false;
+    for (int i = 0; i < n; i++)
+        owner[i] = i == ia ? 0 : i == 0 ? 1 : -1;
+    /* Whole axes first, both sides; then each side's split, so that a
+     * split on one side takes no axis the other would have taken whole. */
+    int next[2] = {ia, 0};
+    bool open[2] = {true, true};
+    for (int pass = 0; pass < 2; pass++) {
+        for (int g = 0; g < 2; g++) {
+            while (open[g] && count[g] < STRIDED_COPY_GROUP_MAX) {
+                const int k = next[g];
+                const axis x = ax[k];
+                if (owner[k] != -1 && owner[k] != g) {
+                    open[g] = false;
+                } else if (x.n <= tile / len[g]) {
+                    owner[k] = g;
+                    side[g][count[g]++] = x;
+                    len[g] *= x.n;
+                    next[g] = next_axis(ax, n, owner, g);
+                    open[g] = next[g] >= 0;
+                    continue;
+                } else if (pass == 1) {
+                    /* The largest factor of the extent that fits. */
+                    int64_t f = tile / len[g];
+                    while (f >= 2 && x.n % f != 0)
+                        f--;
+                    if (f >= 2) {
+                        owner[k] = g;
+                        side[g][count[g]++] = (axis){f, x.d, x.s};
+                        len[g] *= f;
+                        /* Within the axis's own reach: no overflow. */
+                        outer[g] = (axis){x.n / f, x.d * f, x.s * f};
+                        split[g] = true;
+                    }
+                    open[g] = false;
+                }
+                break;
+            }
+        }
+    }
+    /* A side is empty where a or b is longer than a tile and has no
+     * factor that fits (a long axis of prime extent). */
+    const int64_t plain = (ax[ia].n < tile ? ax[ia].n : tile) * (ax[0].n < tile ? ax[0].n : tile);
+    if (count[0] == 0 || count[1] == 0 || len[0] * len[1] < tile * tile / 4 ||
+        len[0] * len[1] < 2 * plain)
+        return STRIDED_OK;
+    for (int i = 0; i < n; i++)
+        if (owner[i] < 0)
+            all[nbatch++] = ax[i];
+    for (int g = 0; g < 2; g++)
+        if (split[g])
+            all[nbatch++] = outer[g];
+    memcpy(all + nbatch, side[0], (size_t)count[0] * sizeof(axis));
+    memcpy(all + nbatch + count[0], side[1], (size_t)count[1] * sizeof(axis));
+    const int axes = nbatch + count[0] + count[1];
+    int64_t tiles, dst_reach, src_reach, unused1, unused2;
+    if (!measure(all, axes, &unused1, &dst_reach, &src_reach) ||
+        !measure(all, nbatch, &tiles, &unused1, &unused2))
+        return too_large();
+    const bool wide = !fits32(tiles, dst_reach, src_reach);
+    l->kernel = K_TRANSPOSE_GROUPED + 2 * log2_of(itemsize) + wide;
+    l->kind = wide ? ARGS64_64 : ARGS32_64;
+    l->tiles = true;
+    l->count = tiles;
+    l->n_a = len[0];
+    l->n_b = len[1];
+    l->work = tiles;
+    l->per_block = 1;
+    set_axes(l, all, axes);
+    l->ndim = nbatch;
+    l->group_a = count[0];
+    l->group_b = count[1];
+    *done = true;
+    return STRIDED_OK;
+}
+
 /* Tiles over axis a (ax[ia], along which the source is contiguous) and
  * b (ax[0]), batched over the others. Assumes: 1 <= ia < n. */
 static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint64_t dst,
@@ -565,6 +704,12 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
      * gather. */
     const bool thin = (a.n <= STRIDED_COPY_THIN && b.n >= 256) ||
                       (b.n <= STRIDED_COPY_THIN && a.n >= 256);
+    if (!thin && (a.n < tile || b.n < tile)) {
+        bool done = false;
+        strided_status status = grouped(ax, n, ia, itemsize, tile, l, &done);
+        if (status != STRIDED_OK || done)
+            return status;
+    }
     if (!thin && (a.n < tile ? a.n : tile) * (b.n < tile ? b.n : tile) < tile * tile / 16)
         return gather(ax, n, itemsize, dst, src, l);
     for (int i = 1; i < n; i++)
@@ -625,11 +770,6 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
  * sectors enough for a row or tile kernel to beat the general gather:
  * reversed rows (-1) and every-other-element slices (2) among them. */
 #define NEAR_UNIT 4
-
-static int64_t magnitude(int64_t v)
-{
-    return v < 0 ? -v : v;
-}
 
 /* A gather whose destination is contiguous along its innermost axis and
  * whose source steps by at most NEAR_UNIT elements along that axis (rows:
@@ -752,27 +892,30 @@ static strided_copy_div64 div64(int64_t d)
 }
 
 /* Fill an argument struct from a launch. */
-#define DEFINE_PACK(name, Args, divide, I, S, capacity) \
-    static void name(const launch *l, Args *a)          \
-    {                                                   \
-        assert(l->ndim <= (capacity));                  \
-        a->dst = l->dst;                                \
-        a->src = l->src;                                \
-        a->count = (I)l->count;                         \
-        a->n_a = (I)l->n_a;                             \
-        a->n_b = (I)l->n_b;                             \
-        a->dst_a = (S)l->dst_a;                         \
-        a->dst_b = (S)l->dst_b;                         \
-        a->src_a = (S)l->src_a;                         \
-        a->src_b = (S)l->src_b;                         \
-        a->tiles_a = divide(l->tiles_a);                \
-        a->tiles_b = divide(l->tiles_b);                \
-        a->ndim = l->ndim;                              \
-        for (int k = 0; k < l->ndim; k++) {             \
-            a->extent[k] = divide(l->ax[k].n);          \
-            a->dst_stride[k] = (S)l->ax[k].d;           \
-            a->src_stride[k] = (S)l->ax[k].s;           \
-        }                                               \
+#define DEFINE_PACK(name, Args, divide, I, S, capacity)     \
+    static void name(const launch *l, Args *a)              \
+    {                                                       \
+        const int axes = l->ndim + l->group_a + l->group_b; \
+        assert(axes <= (capacity));                         \
+        a->dst = l->dst;                                    \
+        a->src = l->src;                                    \
+        a->count = (I)l->count;                             \
+        a->n_a = (I)l->n_a;                                 \
+        a->n_b = (I)l->n_b;                                 \
+        a->dst_a = (S)l->dst_a;                             \
+        a->dst_b = (S)l->dst_b;                             \
+        a->src_a = (S)l->src_a;                             \
+        a->src_b = (S)l->src_b;                             \
+        a->tiles_a = divide(l->tiles_a);                    \
+        a->tiles_b = divide(l->tiles_b);                    \
+        a->ndim = l->ndim;                                  \
+        a->group_a = l->group_a;                            \
+        a->group_b = l->group_b;                            \
+        for (int k = 0; k < axes; k++) {                    \
+            a->extent[k] = divide(l->ax[k].n);              \
+            a->dst_stride[k] = (S)l->ax[k].d;               \
+            a->src_stride[k] = (S)l->ax[k].s;               \
+        }                                                   \
     }
 
 DEFINE_PACK(pack32_8, strided_copy_args32_8, div32, uint32_t, int32_t, STRIDED_COPY_FEW_DIMS)
@@ -970,6 +1113,29 @@ strided_status strided__copy_device_run(const strided_copy_plan *p, uintptr_t ds
     if (status != STRIDED_OK)
         return status;
     return launch_on(device, &l, NULL, 0, stream);
+}
+
+strided_status strided__copy_launch_describe(const strided_copy_plan *p, uintptr_t dst,
+                                             uintptr_t src, const char **name, void *out,
+                                             size_t size, size_t *bytes)
+{
+    static const size_t sizes[] = {
+        [ARGS_SPAN] = sizeof(strided_copy_span),      [ARGS32_8] = sizeof(strided_copy_args32_8),
+        [ARGS32_64] = sizeof(strided_copy_args32_64), [ARGS64_8] = sizeof(strided_copy_args64_8),
+        [ARGS64_64] = sizeof(strided_copy_args64_64),
+    };
+    launch l;
+    args a;
+
+    assert(p != NULL && p->volume > 0);
+    strided_status status = describe(p, (uint64_t)dst, (uint64_t)src, &l);
+    if (status != STRIDED_OK)
+        return status;
+    *name = l.kernel == K_MEMCPY ? "" : kernel_names[l.kernel];
+    pack_args(&l, &a);
+    *bytes = sizes[l.kind];
+    memcpy(out, &a, size < *bytes ? size : *bytes);
+    return STRIDED_OK;
 }
 
 strided_status strided__copy_device_run_subbyte(const strided_copy_plan *p,

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strided/copy.h"
 #include "strided/status.h"
 
 /* How many pieces of work of the host executor ran the named specialised
@@ -54,5 +55,15 @@ void strided__staging_reset(size_t chunk_bytes);
  * A copy that is not a transfer (host to host, device to device) leaves
  * it as it was. */
 const char *strided__copy_transfer_path(void);
+
+/* The kernel strided__copy_device_run would launch for plan p (not a
+ * sub-byte one) between dst and src, and its argument struct
+ * (copy/kernels.h): *name is the kernel's name (static), the struct's
+ * first size bytes go to args and its whole size to *bytes. Loads and
+ * launches nothing. STRIDED_ERR_UNSUPPORTED in a library without kernels;
+ * *name is "" for a copy the driver makes (cuMemcpyAsync). */
+strided_status strided__copy_launch_describe(const strided_copy_plan *p, uintptr_t dst,
+                                             uintptr_t src, const char **name, void *args,
+                                             size_t size, size_t *bytes);
 
 #endif

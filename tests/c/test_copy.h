@@ -44,4 +44,38 @@ static inline strided_copy_plan plan_of(strided_copy_kernel kind, int itemsize, 
 #define PLAN(kind, itemsize, shape, dst, src, unit_axis) \
     plan_of((kind), (itemsize), N64 shape, I64 shape, I64 dst, I64 src, (unit_axis))
 
+/* The copy of a C-contiguous source of ndim axes (shape) into its
+ * permutation: destination axis k is source axis perm[k], the destination
+ * C-contiguous with its innermost axis padded by pad elements, the source
+ * axes in flip[] reversed. A transpose where the source's innermost axis
+ * (unreversed) is not the destination's, else a gather. */
+static inline strided_copy_plan permuted_plan(int itemsize, int ndim, const int64_t *shape,
+                                              const int *perm, const int *flip, int nflip, int pad)
+{
+    int64_t dshape[STRIDED_MAX_NDIM], sstrides[STRIDED_MAX_NDIM];
+    int64_t dst[STRIDED_MAX_NDIM], src[STRIDED_MAX_NDIM];
+    int unit = -1;
+    int64_t stride = 1;
+
+    for (int k = ndim - 1; k >= 0; k--) {
+        sstrides[k] = stride;
+        stride *= shape[k];
+    }
+    for (int i = 0; i < nflip; i++)
+        sstrides[flip[i]] = -sstrides[flip[i]];
+    stride = 1;
+    for (int k = ndim - 1; k >= 0; k--) {
+        dshape[k] = shape[perm[k]];
+        dst[k] = stride;
+        stride *= dshape[k] + (k == ndim - 1 ? pad : 0);
+        src[k] = sstrides[perm[k]];
+        if (src[k] == 1 && dshape[k] > 1)
+            unit = k;
+    }
+    strided_copy_kernel kind = unit >= 0 && unit != ndim - 1 ? STRIDED_COPY_TRANSPOSE
+                                                             : STRIDED_COPY_GATHER;
+    return plan_of(kind, itemsize, ndim, dshape, dst, src,
+                   kind == STRIDED_COPY_TRANSPOSE ? unit : -1);
+}
+
 #endif

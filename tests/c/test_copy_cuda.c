@@ -14,13 +14,17 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <setjmp.h>
 
 #include "test_copy.h"
 #include "test_cuda.h"
 #include "test_util.h"
 
+#include "copy/kernels.h"
 #include "copy/launch.h"
+#include "copy/testing.h"
 #include "cuda/cuda_api.h"
 
 #define STREAM_A ((void *)0x1000)
@@ -426,6 +430,31 @@ static void test_transposes(void **state)
     strided_copy_plan farther_skewed = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 70, 67),
                                             (70 * 69, 69, 1), ((int64_t)1 << 31, 1, 70), 1);
     assert_kernel(farther_skewed, DST, SRC, "strided_copy_transpose_4s_i64", 8, TILE);
+    /* Permutations of short axes: tiles whose sides are groups of axes.
+     * A 6-D permutation of 4s and 8s (the source's axes 5 and 4 along a,
+     * its 2 and 3 along b: 64 x 64 floats, 16 tiles). */
+    strided_copy_plan six = PLAN(STRIDED_COPY_TRANSPOSE, 4, (8, 4, 8, 4, 8, 8),
+                                 (8192, 2048, 256, 64, 8, 1), (1, 16384, 8, 4096, 64, 512), 0);
+    assert_kernel(six, DST, SRC, "strided_copy_transpose_grouped_4_i32", 16, TILE);
+    /* 12 axes of 2 reversed, 8 bytes: 32 x 32 tiles (5 axes a side), 4. */
+    strided_copy_plan twos = PLAN(STRIDED_COPY_TRANSPOSE, 8, (2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2),
+                                  (2048, 1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1),
+                                  (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048), 0);
+    assert_kernel(twos, DST, SRC, "strided_copy_transpose_grouped_8_i32", 4, TILE);
+    /* Side b takes 12, then 4 of the next axis's 48 (12 x 5 would not
+     * fit), its other 12 join the batch: 32 x 48 tiles, 12 of them. */
+    strided_copy_plan split = PLAN(STRIDED_COPY_TRANSPOSE, 4, (32, 48, 12), (576, 12, 1),
+                                   (1, 384, 32), 0);
+    assert_kernel(split, DST, SRC, "strided_copy_transpose_grouped_4_i32", 12, TILE);
+    /* (32, 5, 12) floats: b takes 12 and the 5: 32 x 60 tiles. */
+    strided_copy_plan wide_b = PLAN(STRIDED_COPY_TRANSPOSE, 4, (32, 5, 12), (60, 12, 1),
+                                    (1, 384, 32), 0);
+    assert_kernel(wide_b, DST, SRC, "strided_copy_transpose_grouped_4_i32", 1, TILE);
+    /* Groups that fill no more than a quarter of a tile: 16 x 60 floats
+     * (a gather, as 16 x 12 plain tiles would be). */
+    strided_copy_plan sparse = PLAN(STRIDED_COPY_TRANSPOSE, 4, (16, 5, 12), (60, 12, 1),
+                                    (1, 192, 16), 0);
+    assert_kernel(sparse, DST, SRC, "strided_copy_gather_4_i32_d8", 1, ROW);
     /* 1- and 2-byte records of 2 to 4 fields to planes and back, every
      * word aligned: 4 / itemsize records per thread (100000 / 4 = 25000
      * groups of 256 threads' blocks: 98). */
@@ -489,10 +518,10 @@ static void test_gathers(void **state)
     /* Negative and zero source strides. */
     strided_copy_plan n = PLAN(STRIDED_COPY_GATHER, 8, (10, 7, 5), (35, 5, 1), (0, -3, -100), -1);
     assert_kernel(n, DST, SRC, "strided_copy_gather_8_i32_d8", 1, ROW);
-    /* More than 8 axes. */
+    /* More than 8 axes (a source of stride 7, which no tile reads whole). */
     strided_copy_plan many = PLAN(STRIDED_COPY_GATHER, 4, (2, 2, 2, 2, 2, 2, 2, 2, 2, 2),
                                   (512, 256, 128, 64, 32, 16, 8, 4, 2, 1),
-                                  (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), -1);
+                                  (7, 14, 28, 56, 112, 224, 448, 896, 1792, 3584), -1);
     assert_kernel(many, DST, SRC, "strided_copy_gather_4_i32_d64", 1, ROW);
     /* Offsets beyond int32. */
     strided_copy_plan far = PLAN(STRIDED_COPY_GATHER, 4, (2, 3), (3, 1), ((int64_t)1 << 40, 5), -1);
@@ -623,6 +652,167 @@ static void test_offsets_beyond_int64_bytes(void **state)
     assert_int_equal(fake.calls("cuLaunchKernel"), 0);
 }
 
+/* The arguments of a grouped tile launch, widened. */
+typedef struct grouped_args {
+    int64_t count, n_a, n_b;
+    int ndim, group_a, group_b;
+    int64_t extent[STRIDED_COPY_MANY_DIMS], dst[STRIDED_COPY_MANY_DIMS],
+        src[STRIDED_COPY_MANY_DIMS];
+} grouped_args;
+
+#define WIDEN(g, a)                                                      \
+    do {                                                                 \
+        (g).count = (int64_t)(a).count;                                  \
+        (g).n_a = (int64_t)(a).n_a;                                      \
+        (g).n_b = (int64_t)(a).n_b;                                      \
+        (g).ndim = (a).ndim;                                             \
+        (g).group_a = (a).group_a;                                       \
+        (g).group_b = (a).group_b;                                       \
+        for (int k = 0; k < (a).ndim + (a).group_a + (a).group_b; k++) { \
+            (g).extent[k] = (int64_t)(a).extent[k].d;                    \
+            (g).dst[k] = (int64_t)(a).dst_stride[k];                     \
+            (g).src[k] = (int64_t)(a).src_stride[k];                     \
+        }                                                                \
+    } while (0)
+
+/* A small deterministic generator (splitmix64). */
+static uint64_t splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* Index i's offsets over axes first .. first + count - 1 of g. */
+static void grouped_offsets(const grouped_args *g, int first, int count, int64_t i, int64_t *d,
+                            int64_t *s)
+{
+    *d = *s = 0;
+    for (int k = first; k < first + count; k++) {
+        *d += i % g->extent[k] * g->dst[k];
+        *s += i % g->extent[k] * g->src[k];
+        i /= g->extent[k];
+    }
+}
+
+/* Whether plan p runs as grouped tiles, and if so that their tiles, as the
+ * kernel walks them from the launch's arguments, give every destination
+ * element of p its source element exactly once (dst strides >= 0). */
+static bool grouped_tiles_cover(const strided_copy_plan *p)
+{
+    const char *name;
+    union {
+        strided_copy_args32_64 i32;
+        strided_copy_args64_64 i64;
+    } a;
+    size_t bytes;
+    assert_int_equal(strided__copy_launch_describe(p, DST, SRC, &name, &a, sizeof a, &bytes),
+                     STRIDED_OK);
+    if (strncmp(name, "strided_copy_transpose_grouped_", 31) != 0)
+        return false;
+    static grouped_args g;
+    if (strstr(name, "_i32") != NULL) {
+        assert_int_equal(bytes, sizeof a.i32);
+        WIDEN(g, a.i32);
+    } else {
+        assert_int_equal(bytes, sizeof a.i64);
+        WIDEN(g, a.i64);
+    }
+    /* The source offset of every destination element, and its visits. */
+    int64_t span = 1, volume = 1;
+    for (int k = 0; k < p->ndim; k++) {
+        span += (p->shape[k] - 1) * p->dst_strides[k];
+        volume *= p->shape[k];
+    }
+    int64_t *want = malloc((size_t)span * sizeof *want);
+    unsigned char *seen = calloc((size_t)span, 1);
+    assert_non_null(want);
+    assert_non_null(seen);
+    for (int64_t e = 0; e < volume; e++) {
+        int64_t d = 0, s = 0, r = e;
+        for (int k = p->ndim - 1; k >= 0; k--) {
+            d += r % p->shape[k] * p->dst_strides[k];
+            s += r % p->shape[k] * p->src_strides[k];
+            r /= p->shape[k];
+        }
+        want[d] = s;
+    }
+    assert_true(g.n_a >= 1 && g.n_b >= 1 && g.count * g.n_a * g.n_b == volume);
+    assert_true(g.group_a >= 1 && g.group_a <= STRIDED_COPY_GROUP_MAX);
+    assert_true(g.group_b >= 1 && g.group_b <= STRIDED_COPY_GROUP_MAX);
+    for (int64_t t = 0; t < g.count; t++) {
+        int64_t td, ts, ad, as, bd, bs;
+        grouped_offsets(&g, 0, g.ndim, t, &td, &ts);
+        for (int64_t i = 0; i < g.n_a; i++) {
+            grouped_offsets(&g, g.ndim, g.group_a, i, &ad, &as);
+            for (int64_t j = 0; j < g.n_b; j++) {
+                grouped_offsets(&g, g.ndim + g.group_a, g.group_b, j, &bd, &bs);
+                const int64_t d = td + ad + bd;
+                assert_true(d >= 0 && d < span);
+                assert_int_equal(seen[d]++, 0);
+                assert_int_equal(ts + as + bs, want[d]);
+            }
+        }
+    }
+    free(want);
+    free(seen);
+    return true;
+}
+
+/* Grouped tiles cover their plans: the fixed shapes of the GPU tests and
+ * random permutations of 4 to 8 short axes (extents 2 to 8, reversed source
+ * axes, padded destinations, every element size). */
+static void test_grouped_tiles_cover_their_plans(void **state)
+{
+    (void)state;
+    const int64_t six[6] = {4, 4, 8, 8, 8, 8}, split[4] = {12, 48, 5, 96};
+    const int p6[6] = {5, 0, 4, 1, 3, 2}, p4[4] = {3, 1, 2, 0}, flips[] = {1, 3};
+    int64_t twos[14];
+    int reverse[14];
+    for (int k = 0; k < 14; k++) {
+        twos[k] = 2;
+        reverse[k] = 13 - k;
+    }
+    strided_copy_plan fixed[] = {
+        permuted_plan(4, 6, six, p6, NULL, 0, 0),
+        permuted_plan(1, 6, six, p6, flips, 2, 3),
+        permuted_plan(8, 14, twos, reverse, NULL, 0, 0),
+        permuted_plan(2, 14, twos, reverse, flips, 2, 1),
+        permuted_plan(4, 4, split, p4, NULL, 0, 0),
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        assert_true(grouped_tiles_cover(&fixed[i]));
+    uint64_t seed = 20261202;
+    int grouped = 0;
+    for (int c = 0; c < 1000; c++) {
+        int ndim = 4 + (int)(splitmix(&seed) % 5), perm[8], flip[8], nflip = 0;
+        int64_t shape[8], volume = 1;
+        for (int k = 0; k < ndim; k++) {
+            shape[k] = 2 + (int64_t)(splitmix(&seed) % 7);
+            while (volume * shape[k] > ((int64_t)1 << 15))
+                shape[k] = shape[k] / 2 > 1 ? shape[k] / 2 : 1;
+            volume *= shape[k];
+            perm[k] = k;
+        }
+        for (int k = ndim - 1; k > 0; k--) {
+            int j = (int)(splitmix(&seed) % (uint64_t)(k + 1)), t = perm[k];
+            perm[k] = perm[j];
+            perm[j] = t;
+        }
+        for (int k = 0; k < ndim; k++)
+            if (splitmix(&seed) % 5 == 0)
+                flip[nflip++] = k;
+        const int sizes[] = {1, 2, 4, 8, 16};
+        strided_copy_plan p = permuted_plan(sizes[splitmix(&seed) % 5], ndim, shape, perm, flip,
+                                            nflip, (int)(splitmix(&seed) % 3));
+        if (p.kernel == STRIDED_COPY_TRANSPOSE)
+            grouped += grouped_tiles_cover(&p);
+    }
+    /* Enough of them took grouped tiles to mean something. */
+    assert_true(grouped >= 100);
+}
+
 #endif
 
 int main(void)
@@ -643,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_large_misaligned_contiguous_copies_use_memcpy),
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_transposes),
+        cmocka_unit_test(test_grouped_tiles_cover_their_plans),
         cmocka_unit_test(test_broadcasts),
         cmocka_unit_test(test_gathers),
         cmocka_unit_test(test_plans_whose_kind_does_not_hold_are_gathered),

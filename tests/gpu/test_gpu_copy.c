@@ -566,6 +566,11 @@ static void test_offsets_beyond_int32(void **state)
      * destination (an odd pitch of 2^23 + 1 floats). */
     check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 4, (70, 67), (big / 256 + 1, 1), (1, 70), 0), 0, 0,
                NULL);
+    /* Grouped tiles (128 x 128 bytes over axes of 16 and 8) with batches
+     * 2 GiB apart in the source: 64-bit indices. */
+    check_copy(PLAN(STRIDED_COPY_TRANSPOSE, 1, (2, 16, 8, 8, 16), (16384, 1024, 128, 16, 1),
+                    (big, 1, 16, 128, 1024), 1),
+               0, 0, NULL);
     /* Byte offsets beyond int32 with element offsets within it. */
     check_copy(PLAN(STRIDED_COPY_GATHER, 4, (2, 50), (50, 1), (big / 4 + 1, -1), -1), 0, 0, NULL);
     /* Destination offsets beyond int32. */
@@ -652,6 +657,61 @@ static strided_copy_plan random_plan(uint64_t *state)
     return plan_of(kind, itemsize, ndim, shape, dst, src, unit);
 }
 
+/* Permutations of axes too short to fill a tile each (grouped tiles): a
+ * 6-D permutation of 4s and 8s, axes of 2 reversed, extents a tile side
+ * takes only a factor of (12, 48, 96), odd extents no factor of which fits
+ * whole, a padded destination, reversed source axes; every element size;
+ * then random permutations of short axes. */
+static void test_grouped(void **state)
+{
+    (void)state;
+    const int64_t six[6] = {4, 4, 8, 8, 8, 8}, split[4] = {12, 48, 5, 96}, odd[4] = {7, 9, 11, 13};
+    const int p6[6] = {5, 0, 4, 1, 3, 2}, p4[4] = {3, 1, 2, 0}, p4b[4] = {2, 3, 0, 1};
+    int64_t twos[14];
+    int reverse[14];
+    for (int k = 0; k < 14; k++) {
+        twos[k] = 2;
+        reverse[k] = 13 - k;
+    }
+    const int flips[] = {1, 3};
+    for (size_t i = 0; i < NITEMSIZES; i++) {
+        int s = itemsizes[i];
+        check_copy(permuted_plan(s, 6, six, p6, NULL, 0, 0), 0, 0, NULL);
+        check_copy(permuted_plan(s, 6, six, p6, flips, 2, 0), 0, 0, NULL);
+        check_copy(permuted_plan(s, 14, twos, reverse, NULL, 0, 0), 0, 0, NULL);
+        check_copy(permuted_plan(s, 14, twos, reverse, NULL, 0, 3), 0, 0, NULL);
+        check_copy(permuted_plan(s, 4, split, p4, NULL, 0, 0), 0, 0, NULL);
+        check_copy(permuted_plan(s, 4, split, p4b, flips, 1, 1), 0, 0, NULL);
+        check_copy(permuted_plan(s, 4, odd, p4, NULL, 0, 0), 0, 0, NULL);
+        check_copy(permuted_plan(s, 4, odd, p4b, NULL, 0, 2), 0, 0, NULL);
+    }
+    uint64_t seed = 20261202;
+    for (int c = 0; c < 300; c++) {
+        int ndim = 3 + (int)random_below(&seed, 6), perm[8], flip[8], nflip = 0;
+        int64_t shape[8], volume = 1;
+        for (int k = 0; k < ndim; k++) {
+            shape[k] = 2 + random_below(&seed, 11);
+            perm[k] = k;
+        }
+        for (int k = 0; k < ndim; k++) {
+            while (volume * shape[k] > ((int64_t)1 << 15))
+                shape[k] = shape[k] / 2 > 1 ? shape[k] / 2 : 1;
+            volume *= shape[k];
+        }
+        for (int k = ndim - 1; k > 0; k--) {
+            int j = (int)random_below(&seed, k + 1), t = perm[k];
+            perm[k] = perm[j];
+            perm[j] = t;
+        }
+        for (int k = 0; k < ndim; k++)
+            if (random_below(&seed, 5) == 0)
+                flip[nflip++] = k;
+        int s = itemsizes[random_below(&seed, (int64_t)NITEMSIZES)];
+        check_copy(permuted_plan(s, ndim, shape, perm, flip, nflip, (int)random_below(&seed, 3)), 0,
+                   0, NULL);
+    }
+}
+
 static void test_random_plans(void **state)
 {
     (void)state;
@@ -688,6 +748,7 @@ int main(void)
         cmocka_unit_test_setup(test_broadcasts, set_primary),
         cmocka_unit_test_setup(test_gathers, set_primary),
         cmocka_unit_test_setup(test_high_rank, set_primary),
+        cmocka_unit_test_setup(test_grouped, set_primary),
         cmocka_unit_test_setup(test_misaligned_bases, set_primary),
         cmocka_unit_test_setup(test_offsets_beyond_int32, set_primary),
         cmocka_unit_test_setup(test_random_plans, set_primary),
