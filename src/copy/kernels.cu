@@ -52,7 +52,9 @@
  *                         thread transposes 4x4 bytes or 2x2 halfwords in
  *                         registers with __byte_perm, and the word tile in
  *                         shared memory is XOR swizzled (no bank conflicts,
- *                         no padding); edge tiles take the element path
+ *                         no padding); 4-byte elements as 16-byte vectors,
+ *                         4x4 elements a thread; edge tiles take the
+ *                         element path
  *   narrow_S_F_D_iN       1- and 2-byte elements between records of F = 2,
  *                         3 or 4 fields and F planes (D: planes from
  *                         records, records from planes): each thread moves
@@ -550,6 +552,44 @@ __device__ __forceinline__ void tile_words(const Args &a, const tile_at<Args> (&
     __syncthreads();
 }
 
+/* Copy one full tile of 64 x 64 4-byte elements as 16-byte vectors:
+ * thread (x, y) of 16 x 16 reads the vector of elements a0 + 4x .. + 3 of
+ * source rows b0 + 4y .. + 3 (four loads, every warp two runs of 256
+ * bytes), whose 4 x 4 block, transposed in registers, is four vectors of
+ * destination rows a0 + 4x + j, stored into the vector tile sm[64][16] at
+ * column y ^ x of their row (so that every 8 threads of a warp, which
+ * shared memory serves together, take 8 distinct columns, here and when
+ * the rows are read back: vector column c of row r is at c ^ (r / 4)).
+ * Then each thread stores four vectors of destination rows, two runs of
+ * 256 bytes a warp. Assumes: the whole tile lies inside the extents;
+ * src_a = dst_b = 1; the batch offsets, src_b, dst_a and both base
+ * addresses are multiples of 4 elements (the host checks all of it). */
+template <class Args>
+__device__ __forceinline__ void tile_vectors(const Args &a, const tile_at<Args> &at, uint4 *sm)
+{
+    typedef typename traits<Args>::offset S;
+    const int t = threadIdx.y * 32 + threadIdx.x, x = t % 16, y = t / 16;
+    /* Element pointers, so that offsets scale to bytes in 64 bits. */
+    const uint32_t *src = reinterpret_cast<const uint32_t *>(a.src) + at.src + at.a0 + 4 * x;
+    uint32_t *dst = reinterpret_cast<uint32_t *>(a.dst) + at.dst + at.b0 + 4 * x;
+    uint4 v[4];
+
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        v[k] = __ldg(reinterpret_cast<const uint4 *>(src + ((S)at.b0 + 4 * y + k) * a.src_b));
+    sm[(4 * x + 0) * 16 + (y ^ x)] = make_uint4(v[0].x, v[1].x, v[2].x, v[3].x);
+    sm[(4 * x + 1) * 16 + (y ^ x)] = make_uint4(v[0].y, v[1].y, v[2].y, v[3].y);
+    sm[(4 * x + 2) * 16 + (y ^ x)] = make_uint4(v[0].z, v[1].z, v[2].z, v[3].z);
+    sm[(4 * x + 3) * 16 + (y ^ x)] = make_uint4(v[0].w, v[1].w, v[2].w, v[3].w);
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        const int r = y + 16 * q; /* row a0 + r */
+        *reinterpret_cast<uint4 *>(dst + ((S)at.a0 + r) * a.dst_a) = sm[r * 16 + (x ^ (r / 4))];
+    }
+    __syncthreads();
+}
+
 /* Full packed tiles a block takes at once: two of 2-byte elements (one
  * tile's 8 loads of 4 bytes a thread leave the memory waiting), one of
  * 1-byte elements (two would take 32 KiB of shared memory a block). */
@@ -557,9 +597,9 @@ template <int N> struct packed_tiles_of {
     static constexpr int value = N == 2 ? 2 : 1;
 };
 
-/* Every tile of the launch, TILE x TILE elements of T; with PACKED (1- and
- * 2-byte elements whose alignment the host checked), full tiles go through
- * tile_words (packed_tiles_of at a time, the block's next tile with this
+/* Every tile of the launch, TILE x TILE elements of T; with PACKED (1-, 2-
+ * and 4-byte elements whose alignment the host checked), full tiles go
+ * through tile_vectors (4 bytes) or tile_words (packed_tiles_of at a time, the block's next tile with this
  * one when both are full) and edge tiles through tile_elements; with SKEW
  * (4- to 16-byte elements, kernels.h), tiles are skewed to the
  * destination's sectors. */
@@ -571,9 +611,10 @@ __device__ __forceinline__ void transpose(const Args &a)
     constexpr int ROWS = TILE + (SKEW ? skew_of<sizeof(T)>::value : 0);
     constexpr int ELEMENT_WORDS = (ROWS * (TILE + 1) * (int)sizeof(T) + 3) / 4;
     constexpr int PAIR = packed_tiles_of<sizeof(T)>::value;
-    constexpr int PACKED_WORDS = PACKED ? PAIR * TILE * 32 : 0;
+    constexpr int PACKED_WORDS = !PACKED ? 0 : sizeof(T) == 4 ? TILE * TILE : PAIR * TILE * 32;
     constexpr int WORDS = ELEMENT_WORDS > PACKED_WORDS ? ELEMENT_WORDS : PACKED_WORDS;
-    static_assert(!PACKED || TILE == 32 * (4 / sizeof(T)), "a packed tile is 32 words wide");
+    static_assert(!PACKED || (sizeof(T) == 4 ? TILE == 64 : TILE == 32 * (4 / sizeof(T))),
+                  "a packed tile is 32 words or 16 vectors wide");
     static_assert(!SKEW || (!PACKED && sizeof(T) >= 4), "skewed tiles are of 4 to 16 bytes");
     __shared__ uint4 smem[(WORDS + 3) / 4];
 
@@ -581,20 +622,23 @@ __device__ __forceinline__ void transpose(const Args &a)
         const tile_at<Args> at = locate<TILE>(a, t);
         if constexpr (PACKED) {
             if (at.a0 + TILE <= a.n_a && at.b0 + TILE <= a.n_b) {
-                uint32_t *sm = reinterpret_cast<uint32_t *>(smem);
-                if constexpr (PAIR == 2) {
+                if constexpr (sizeof(T) == 4) {
+                    tile_vectors(a, at, smem);
+                } else {
+                    uint32_t *sm = reinterpret_cast<uint32_t *>(smem);
                     const I u = t + gridDim.x;
-                    if (u < a.count) {
-                        const tile_at<Args> two[2] = {at, locate<TILE>(a, u)};
+                    tile_at<Args> two[2] = {at, at};
+                    if (PAIR == 2 && u < a.count) {
+                        two[1] = locate<TILE>(a, u);
                         if (two[1].a0 + TILE <= a.n_a && two[1].b0 + TILE <= a.n_b) {
                             tile_words<4 / sizeof(T), 2>(a, two, sm);
                             t = u;
                             continue;
                         }
                     }
+                    const tile_at<Args> one[1] = {at};
+                    tile_words<4 / sizeof(T), 1>(a, one, sm);
                 }
-                const tile_at<Args> one[1] = {at};
-                tile_words<4 / sizeof(T), 1>(a, one, sm);
                 continue;
             }
         }
@@ -1568,6 +1612,7 @@ FOR_UNITS(TRANSPOSE_THIN)
 FOR_UNITS(TRANSPOSE_GROUPED)
 TRANSPOSE(1, true, false, transpose_1p, )
 TRANSPOSE(2, true, false, transpose_2p, )
+TRANSPOSE(4, true, false, transpose_4p, )
 NARROWS(1)
 NARROWS(2)
 NARROWS(4)

@@ -23,8 +23,9 @@
  *               a block (256 units) go to gather_W instead; rows of at
  *               least SHIFT_MIN_BYTES whose W is below 16 go to rows_shift
  *               (16-byte stores of shifted 16-byte loads).
- *   TRANSPOSE   transpose_S (shared-memory tiles), transpose_Sp for 1- and
- *               2-byte elements whose words are aligned (packed words),
+ *   TRANSPOSE   transpose_S (shared-memory tiles), transpose_Sp for 1-,
+ *               2- and 4-byte elements whose words (16-byte vectors of
+ *               4-byte elements) are aligned (packed words),
  *               transpose_Ss for 4- to 16-byte elements whose destination
  *               rows start off the memory's sectors (skewed tiles);
  *               transpose_thin_S where a or b is at most STRIDED_COPY_THIN
@@ -142,8 +143,8 @@ enum {
     K_BROADCAST16 = K_BROADCAST + 5,              /* + unit (1..8 bytes) */
     K_GATHER = K_BROADCAST16 + 4,                 /* + 4 unit + 2 wide + many */
     K_TRANSPOSE = K_GATHER + 20,                  /* + 2 unit + wide */
-    K_TRANSPOSE_PACKED = K_TRANSPOSE + 10,        /* + 2 unit (1, 2 bytes) + wide */
-    K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 4,    /* + 2 unit + wide */
+    K_TRANSPOSE_PACKED = K_TRANSPOSE + 10,        /* + 2 unit (1, 2, 4 bytes) + wide */
+    K_TRANSPOSE_THIN = K_TRANSPOSE_PACKED + 6,    /* + 2 unit + wide */
     K_TRANSPOSE_SKEWED = K_TRANSPOSE_THIN + 10,   /* + 2 (unit - 2) (4..16 bytes) + wide */
     K_TRANSPOSE_GROUPED = K_TRANSPOSE_SKEWED + 6, /* + 2 unit + wide */
     K_NARROW = K_TRANSPOSE_GROUPED +
@@ -203,6 +204,7 @@ static const char *const kernel_names[] = {
     WIDTHS("strided_copy_transpose_16"),
     WIDTHS("strided_copy_transpose_1p"),
     WIDTHS("strided_copy_transpose_2p"),
+    WIDTHS("strided_copy_transpose_4p"),
     WIDTHS("strided_copy_transpose_thin_1"),
     WIDTHS("strided_copy_transpose_thin_2"),
     WIDTHS("strided_copy_transpose_thin_4"),
@@ -723,19 +725,22 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
         if (status != STRIDED_OK || done)
             return status;
     }
-    /* Packed words: 4 / itemsize elements per aligned 32-bit word on both
-     * sides, everywhere in the tile. */
-    bool packed = !thin && itemsize < 4 && a.s == 1 && b.d == 1 && dst % 4 == 0 && src % 4 == 0;
-    const int64_t per_word = 4 / itemsize;
-    packed = packed && b.s % per_word == 0 && a.d % per_word == 0;
-    for (int i = 0; packed && i < nbatch; i++)
-        packed = batch[i].d % per_word == 0 && batch[i].s % per_word == 0;
     /* Destination rows that start off the memory's sectors: tiles skewed
      * to them (kernels.h), when a row holds at least a tile. */
     const int64_t per_sector = STRIDED_COPY_SECTOR / itemsize;
     bool off_sectors = dst % STRIDED_COPY_SECTOR != 0 || a.d % per_sector != 0;
     for (int i = 0; i < nbatch; i++)
         off_sectors = off_sectors || batch[i].d % per_sector != 0;
+    /* Packed: every row of every tile starts on an aligned word of the
+     * packed kernel (kernels.h), 32 bits of 1- and 2-byte elements, 16
+     * bytes of 4-byte ones (whose destination rows also start on sectors:
+     * else skewed tiles, which write no sector in part, win). */
+    const int64_t word = itemsize < 4 ? 4 : 16, per_word = word / itemsize;
+    bool packed = !thin && itemsize <= 4 && !(itemsize == 4 && off_sectors) && a.s == 1 &&
+                  b.d == 1 && dst % (uint64_t)word == 0 && src % (uint64_t)word == 0 &&
+                  b.s % per_word == 0 && a.d % per_word == 0;
+    for (int i = 0; packed && i < nbatch; i++)
+        packed = batch[i].d % per_word == 0 && batch[i].s % per_word == 0;
     const bool skew = !thin && !packed && itemsize >= 4 && b.d == 1 && b.n >= tile && off_sectors;
     int64_t tiles_a = ceil_div(a.n, tile),
             tiles_b = ceil_div(b.n + (skew ? per_sector - 1 : 0), tile);

@@ -348,7 +348,10 @@ static void test_transposes(void **state)
     (void)state;
     /* One 64 x 64 tile of floats. */
     strided_copy_plan f = PLAN(STRIDED_COPY_TRANSPOSE, 4, (64, 64), (64, 1), (1, 64), 0);
-    assert_kernel(f, DST, SRC, "strided_copy_transpose_4_i32", 1, TILE);
+    assert_kernel(f, DST, SRC, "strided_copy_transpose_4p_i32", 1, TILE);
+    /* ... as 16-byte vectors (above) where every row starts on one, else
+     * element by element (a source 4 bytes off). */
+    assert_kernel(f, DST, SRC + 4, "strided_copy_transpose_4_i32", 1, TILE);
     /* Edge tiles count: 65 x 128 floats are 2 x 2 tiles. */
     strided_copy_plan edges = PLAN(STRIDED_COPY_TRANSPOSE, 4, (65, 128), (128, 1), (1, 65), 0);
     assert_kernel(edges, DST, SRC, "strided_copy_transpose_4_i32", 4, TILE);
@@ -389,11 +392,11 @@ static void test_transposes(void **state)
     assert_kernel(batched, DST, SRC, "strided_copy_transpose_4s_i32", 32, TILE);
     strided_copy_plan batched_aligned = PLAN(STRIDED_COPY_TRANSPOSE, 4, (8, 128, 128),
                                              (16384, 128, 1), (16384, 1, 128), 1);
-    assert_kernel(batched_aligned, DST, SRC, "strided_copy_transpose_4_i32", 32, TILE);
+    assert_kernel(batched_aligned, DST, SRC, "strided_copy_transpose_4p_i32", 32, TILE);
     /* Offsets beyond int32: 64-bit indices. */
     strided_copy_plan far = PLAN(STRIDED_COPY_TRANSPOSE, 4, (2, 64, 64), (4096, 64, 1),
                                  ((int64_t)1 << 31, 1, 64), 1);
-    assert_kernel(far, DST, SRC, "strided_copy_transpose_4_i64", 2, TILE);
+    assert_kernel(far, DST, SRC, "strided_copy_transpose_4p_i64", 2, TILE);
     /* A short axis against a long one: rectangular tiles spanning the short
      * one (3 x 1344 floats: 100000 / 1344 -> 75 tiles), both ways round
      * (planes 100001 floats apart, off the 16-byte vectors of the narrow

@@ -373,6 +373,15 @@ static void test_tiles(void **state)
                        0, 0, NULL);
             check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (r, c), (c, 1), (1, r + 1), 0), 0, 0, NULL);
         }
+        /* Rows on 16-byte vectors and 32-byte sectors both sides, whole
+         * tiles and edge tiles both ways (200 x 136 at pitches 136 and
+         * 200; the packed words and vectors), batched with a reversed
+         * batch axis, and a source one element off (element tiles). */
+        check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (200, 136), (136, 1), (1, 200), 0), 0, 0, NULL);
+        check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (3, 200, 136), (27200, 136, 1), (-27200, 1, 200),
+                        1),
+                   0, 0, NULL);
+        check_copy(PLAN(STRIDED_COPY_TRANSPOSE, s, (200, 136), (136, 1), (1, 200), 0), 0, s, NULL);
     }
     /* Records of 2, 3 and 4 fields to planes and back (the narrow kernels
      * for 1-, 2- and 4-byte elements, every vector aligned): whole groups of
