@@ -499,55 +499,45 @@ __device__ __forceinline__ void transpose_words(const uint32_t (&w)[4], uint32_t
     p[3] = __byte_perm(t1, t3, 0x7632);
 }
 
-/* Copy N full tiles of 32P x 32P elements of 4/P bytes as 32-bit words,
- * every load of all N before the first store (N = 2: twice the bytes in
- * flight). Thread x reads word x of P consecutive source rows (b),
- * transposes the P x P block in registers and stores P words of
- * destination rows (a) into its tile's word tile sm[n][32P][32]; word
- * column g of row r is kept at column g ^ (r / P % 32), so that both the
- * stores here (rows P x + j, one column) and the loads below (one row,
- * columns x) fall in 32 distinct banks. Assumes: every tile lies inside
- * the extents; src_a = dst_b = 1; the batch offsets, src_b, dst_a and both
- * base addresses are multiples of P elements (the host checks all of it),
- * so every word is aligned. */
-template <int P, int N, class Args>
-__device__ __forceinline__ void tile_words(const Args &a, const tile_at<Args> (&at)[N],
-                                           uint32_t *sm)
+/* Copy one full tile of 32P x 32P elements of 4/P bytes as 32-bit words.
+ * Thread x reads word x of P consecutive source rows (b), transposes the
+ * P x P block in registers and stores P words of destination rows (a) into
+ * the word tile sm[32P][32]; word column g of row r is kept at column
+ * g ^ (r / P % 32), so that both the stores here (rows P x + j, one column)
+ * and the loads below (one row, columns x) fall in 32 distinct banks.
+ * Assumes: the whole tile lies inside the extents; src_a = dst_b = 1; the
+ * batch offsets, src_b, dst_a and both base addresses are multiples of P
+ * elements (the host checks all of it), so every word is aligned. */
+template <int P, class Args>
+__device__ __forceinline__ void tile_words(const Args &a, const tile_at<Args> &at, uint32_t *sm)
 {
     typedef typename traits<Args>::offset S;
     typedef typename unit_of<4 / P>::type T;
-    constexpr int WORDS = 32 * P * 32; /* of one tile */
+    /* Element pointers, so that offsets scale to bytes in 64 bits. */
+    const T *src = reinterpret_cast<const T *>(a.src) + at.src + at.a0;
+    T *dst = reinterpret_cast<T *>(a.dst) + at.dst + at.b0;
     const int x = threadIdx.x;
 
 #pragma unroll
-    for (int n = 0; n < N; n++) {
-        /* Element pointers, so that offsets scale to bytes in 64 bits. */
-        const T *src = reinterpret_cast<const T *>(a.src) + at[n].src + at[n].a0;
+    for (int y = 0; y < 32 / TILE_ROWS; y++) {
+        const int g = threadIdx.y + y * TILE_ROWS; /* rows b = P g + k */
+        uint32_t w[P], p[P];
 #pragma unroll
-        for (int y = 0; y < 32 / TILE_ROWS; y++) {
-            const int g = threadIdx.y + y * TILE_ROWS; /* rows b = P g + k */
-            uint32_t w[P], p[P];
-#pragma unroll
-            for (int k = 0; k < P; k++) {
-                const S e = (S)(P * x) + ((S)at[n].b0 + P * g + k) * a.src_b;
-                w[k] = __ldg(reinterpret_cast<const uint32_t *>(src + e));
-            }
-            transpose_words(w, p);
-#pragma unroll
-            for (int j = 0; j < P; j++)
-                sm[n * WORDS + (P * x + j) * 32 + (g ^ x)] = p[j];
+        for (int k = 0; k < P; k++) {
+            const S e = (S)(P * x) + ((S)at.b0 + P * g + k) * a.src_b;
+            w[k] = __ldg(reinterpret_cast<const uint32_t *>(src + e));
         }
+        transpose_words(w, p);
+#pragma unroll
+        for (int j = 0; j < P; j++)
+            sm[(P * x + j) * 32 + (g ^ x)] = p[j];
     }
     __syncthreads();
 #pragma unroll
-    for (int n = 0; n < N; n++) {
-        T *dst = reinterpret_cast<T *>(a.dst) + at[n].dst + at[n].b0;
-#pragma unroll
-        for (int y = 0; y < 32 * P / TILE_ROWS; y++) {
-            const int r = threadIdx.y + y * TILE_ROWS; /* row a0 + r */
-            const S e = ((S)at[n].a0 + r) * a.dst_a + (S)(P * x);
-            *reinterpret_cast<uint32_t *>(dst + e) = sm[n * WORDS + r * 32 + (x ^ (r / P % 32))];
-        }
+    for (int y = 0; y < 32 * P / TILE_ROWS; y++) {
+        const int r = threadIdx.y + y * TILE_ROWS; /* row a0 + r */
+        const S e = ((S)at.a0 + r) * a.dst_a + (S)(P * x);
+        *reinterpret_cast<uint32_t *>(dst + e) = sm[r * 32 + (x ^ (r / P % 32))];
     }
     __syncthreads();
 }
@@ -590,19 +580,11 @@ __device__ __forceinline__ void tile_vectors(const Args &a, const tile_at<Args> 
     __syncthreads();
 }
 
-/* Full packed tiles a block takes at once: two of 2-byte elements (one
- * tile's 8 loads of 4 bytes a thread leave the memory waiting), one of
- * 1-byte elements (two would take 32 KiB of shared memory a block). */
-template <int N> struct packed_tiles_of {
-    static constexpr int value = N == 2 ? 2 : 1;
-};
-
 /* Every tile of the launch, TILE x TILE elements of T; with PACKED (1-, 2-
  * and 4-byte elements whose alignment the host checked), full tiles go
- * through tile_vectors (4 bytes) or tile_words (packed_tiles_of at a time, the block's next tile with this
- * one when both are full) and edge tiles through tile_elements; with SKEW
- * (4- to 16-byte elements, kernels.h), tiles are skewed to the
- * destination's sectors. */
+ * through tile_words (1 and 2 bytes) or tile_vectors (4 bytes) and edge
+ * tiles through tile_elements; with SKEW (4- to 16-byte elements,
+ * kernels.h), tiles are skewed to the destination's sectors. */
 template <class T, bool PACKED, bool SKEW, class Args>
 __device__ __forceinline__ void transpose(const Args &a)
 {
@@ -610,8 +592,7 @@ __device__ __forceinline__ void transpose(const Args &a)
     constexpr int TILE = tile_of<sizeof(T)>::value;
     constexpr int ROWS = TILE + (SKEW ? skew_of<sizeof(T)>::value : 0);
     constexpr int ELEMENT_WORDS = (ROWS * (TILE + 1) * (int)sizeof(T) + 3) / 4;
-    constexpr int PAIR = packed_tiles_of<sizeof(T)>::value;
-    constexpr int PACKED_WORDS = !PACKED ? 0 : sizeof(T) == 4 ? TILE * TILE : PAIR * TILE * 32;
+    constexpr int PACKED_WORDS = !PACKED ? 0 : sizeof(T) == 4 ? TILE * TILE : TILE * 32;
     constexpr int WORDS = ELEMENT_WORDS > PACKED_WORDS ? ELEMENT_WORDS : PACKED_WORDS;
     static_assert(!PACKED || (sizeof(T) == 4 ? TILE == 64 : TILE == 32 * (4 / sizeof(T))),
                   "a packed tile is 32 words or 16 vectors wide");
@@ -622,23 +603,10 @@ __device__ __forceinline__ void transpose(const Args &a)
         const tile_at<Args> at = locate<TILE>(a, t);
         if constexpr (PACKED) {
             if (at.a0 + TILE <= a.n_a && at.b0 + TILE <= a.n_b) {
-                if constexpr (sizeof(T) == 4) {
+                if constexpr (sizeof(T) == 4)
                     tile_vectors(a, at, smem);
-                } else {
-                    uint32_t *sm = reinterpret_cast<uint32_t *>(smem);
-                    const I u = t + gridDim.x;
-                    tile_at<Args> two[2] = {at, at};
-                    if (PAIR == 2 && u < a.count) {
-                        two[1] = locate<TILE>(a, u);
-                        if (two[1].a0 + TILE <= a.n_a && two[1].b0 + TILE <= a.n_b) {
-                            tile_words<4 / sizeof(T), 2>(a, two, sm);
-                            t = u;
-                            continue;
-                        }
-                    }
-                    const tile_at<Args> one[1] = {at};
-                    tile_words<4 / sizeof(T), 1>(a, one, sm);
-                }
+                else
+                    tile_words<4 / sizeof(T)>(a, at, reinterpret_cast<uint32_t *>(smem));
                 continue;
             }
         }
@@ -679,8 +647,12 @@ template <class T, class Args> __device__ __forceinline__ void transpose_grouped
 {
     typedef typename traits<Args>::index I;
     typedef typename traits<Args>::offset S;
-    constexpr int TILE = tile_of<sizeof(T)>::value;
+    constexpr int TILE = STRIDED_COPY_GROUP_TILE((int)sizeof(T));
     constexpr int COLS = TILE / 32;
+    /* Loads in flight: up to 64 bytes a thread. */
+    constexpr int STEPS = TILE / TILE_ROWS, PER_STEP = (int)sizeof(T) * COLS;
+    constexpr int UNROLL
+    = STEPS < 64 / PER_STEP ? STEPS : 64 / PER_STEP;
     __shared__ T sm[TILE * (TILE + 1)];
     __shared__ S row_src[TILE], row_dst[TILE]; /* of index j along b, along a */
     const int ta = (int)a.n_a, tb = (int)a.n_b;
@@ -716,8 +688,8 @@ template <class T, class Args> __device__ __forceinline__ void transpose_grouped
         unravel(a, t, dofs, sofs);
         const T *src = src0 + sofs;
         T *dst = dst0 + dofs;
-#pragma unroll(sizeof(T) >= 4 ? TILE / TILE_ROWS : 4)
-        for (int y = 0; y < TILE / TILE_ROWS; y++) {
+#pragma unroll UNROLL
+        for (int y = 0; y < STEPS; y++) {
             const int j = threadIdx.y + y * TILE_ROWS; /* along b */
             if (j < tb) {
                 const S r = row_src[j];
@@ -729,7 +701,7 @@ template <class T, class Args> __device__ __forceinline__ void transpose_grouped
         }
         __syncthreads();
 #pragma unroll 4
-        for (int y = 0; y < TILE / TILE_ROWS; y++) {
+        for (int y = 0; y < STEPS; y++) {
             const int j = threadIdx.y + y * TILE_ROWS; /* along a */
             if (j < ta) {
                 const S r = row_dst[j];

@@ -116,6 +116,12 @@ typedef struct strided_copy_span {
  * tile per batch index; a group holds at most STRIDED_COPY_GROUP_MAX
  * axes. Every other kernel has group_a = group_b = 0. */
 #define STRIDED_COPY_GROUP_MAX 8
+
+/* The most elements a side of a grouped tile holds: 64 x 64 of 8-byte
+ * elements (a tile of 32 x 32 left 4 elements a thread against the cost
+ * of finding where the tile lies, which for axes of 2 is a division per
+ * axis), 128 of 1-byte and 32 of 16-byte ones. */
+#define STRIDED_COPY_GROUP_TILE(size) ((size) == 1 ? 128 : (size) <= 8 ? 64 : 32)
 #define STRIDED_COPY_SECTOR 32
 #define STRIDED_COPY_ARGS(name, div, uindex, sindex, dims) \
     typedef struct name {                                  \

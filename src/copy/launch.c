@@ -156,15 +156,17 @@ enum {
 };
 
 /* The grid of kernel for chunks blocks' worth of work (at least 1): a
- * block per chunk for the row kernels, whose chunks are all alike (the
- * hardware's block scheduler then balances them; on an H200 rows of
- * 16-byte units ran at 94.7% of memcpy so, at 90.4% with the loop), at most
- * BLOCKS_PER_SM blocks a multiprocessor looping over the chunks for the
- * others. */
+ * block per chunk for the row kernels and per tile for the tile kernels,
+ * whose chunks and tiles are all alike (the hardware's block scheduler then
+ * balances them; on an H200 rows of 16-byte units ran at 94.7% of memcpy
+ * so, at 90.4% with the loop), at most BLOCKS_PER_SM blocks a
+ * multiprocessor looping over the chunks for the others (the grouped tiles
+ * among them: a block works out its groups' offsets once). */
 static unsigned int grid_of(int kernel, int64_t chunks, int sm_count)
 {
     bool per_chunk = (kernel >= K_CONTIGUOUS && kernel < K_GATHER) || kernel == K_ROWS_SHIFT ||
-                     kernel == K_SUBBYTE + STRIDED_COPY_SUBBYTE_RUNS;
+                     kernel == K_SUBBYTE + STRIDED_COPY_SUBBYTE_RUNS ||
+                     (kernel >= K_TRANSPOSE && kernel < K_TRANSPOSE_GROUPED);
     int64_t most = per_chunk ? (int64_t)INT32_MAX : (int64_t)sm_count * BLOCKS_PER_SM;
     return (unsigned int)(chunks > most ? most : chunks < 1 ? 1 : chunks);
 }
@@ -708,7 +710,8 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
                       (b.n <= STRIDED_COPY_THIN && a.n >= 256);
     if (!thin && (a.n < tile || b.n < tile)) {
         bool done = false;
-        strided_status status = grouped(ax, n, ia, itemsize, tile, l, &done);
+        strided_status status = grouped(ax, n, ia, itemsize, STRIDED_COPY_GROUP_TILE(itemsize), l,
+                                        &done);
         if (status != STRIDED_OK || done)
             return status;
     }
