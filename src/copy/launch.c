@@ -112,9 +112,7 @@ strided_status strided__copy_launch_describe(const strided_copy_plan *p, uintptr
     (void)size;
     *name = "";
     *bytes = 0;
-    assert(p != NULL);
-    return strided__fail(STRIDED_ERR_UNSUPPORTED, OP,
-                         "this libstrided was built without its CUDA kernels (no nvcc)");
+    return without_kernels(p);
 }
 
 #else
