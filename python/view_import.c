@@ -689,10 +689,8 @@ static PyObject *type_name_of(PyObject *obj, PyObject *typestr)
     static PyObject *last_dtype, *last_str, *last_name; /* strong */
     if (dtype == last_dtype) {
         Py_DECREF(dtype);
-        if (typestr == NULL || PyUnicode_Compare(last_str, typestr) != 0) {
-            PyErr_Clear();
+        if (typestr == NULL || PyUnicode_Compare(last_str, typestr) != 0)
             return NULL;
-        }
         return Py_NewRef(last_name);
     }
 #endif

@@ -1510,10 +1510,10 @@ template <int F, class Args> __device__ __forceinline__ void narrow_records_4(co
  * would otherwise take the 4-byte kernel to 40. The others keep what ptxas
  * gives them (30 to 64 registers): bounded to 32, the 1- and 2-byte
  * kernels spill, or, the 2-byte word tiles, keep fewer loads in flight
- * (16384^2 float16 ran at 74 % of memcpy so, 82 % unbounded), and the
- * unskewed tiles sharing a kernel with the skewed ones ran 262144 x 256
- * float32 at 77 % instead of 86. A minimum of 1 block is not the same as
- * none: ptxas then gives some kernels twice the registers. */
+ * (16384^2 float16 ran at 74 % of memcpy so, 82 % unbounded); kernels of
+ * their own keep the bound off the unskewed tiles. A minimum of 1 block is
+ * not the same as none: ptxas then gives some kernels twice the
+ * registers. */
 #define TRANSPOSE_BOUNDS_ __launch_bounds__(THREADS)
 #define TRANSPOSE_BOUNDS_8 __launch_bounds__(THREADS, 8)
 #define TRANSPOSE(s, packed, skew, name, blocks)                                    \

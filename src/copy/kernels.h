@@ -102,12 +102,13 @@ typedef struct strided_copy_span {
  * * the volume of the batch axes, and tile t is
  * (t % tiles_b, t / tiles_b % tiles_a, batch t / tiles_b / tiles_a).
  * The skewed kernels (transpose_Ss: dst_b is 1, elements of 4 to 16
- * bytes, a row at least a tile long) differ: tile B along b holds, of each destination row, the TILE elements from
- * B * TILE - s back, s being the row's elements at B * TILE past a
- * STRIDED_COPY_SECTOR boundary: every row's piece then starts on a sector,
- * so no sector of the destination is written in part by two blocks (a
- * partly written sector costs the memory a read to fill it); tiles_b then
- * counts tiles over n_b + STRIDED_COPY_SECTOR / size - 1 elements.
+ * bytes, a row at least a tile long) differ: tile B along b holds, of
+ * each destination row, the TILE elements from B * TILE - s back, s being
+ * the row's elements at B * TILE past a STRIDED_COPY_SECTOR boundary:
+ * every row's piece then starts on a sector, so no sector of the
+ * destination is written in part by two blocks (a partly written sector
+ * costs the memory a read to fill it); tiles_b then counts tiles over
+ * n_b + STRIDED_COPY_SECTOR / size - 1 elements.
  *
  * transpose_grouped copies tiles of n_a x n_b elements whose sides are
  * groups of axes: after the ndim batch axes come group_a axes (side a,
@@ -122,7 +123,11 @@ typedef struct strided_copy_span {
  * of finding where the tile lies, which for axes of 2 is a division per
  * axis), 128 of 1-byte and 32 of 16-byte ones. */
 #define STRIDED_COPY_GROUP_TILE(size) ((size) == 1 ? 128 : (size) <= 8 ? 64 : 32)
+
+/* The bytes of a memory sector, the unit DRAM reads and writes (skewed
+ * tiles above). */
 #define STRIDED_COPY_SECTOR 32
+
 #define STRIDED_COPY_ARGS(name, div, uindex, sindex, dims) \
     typedef struct name {                                  \
         uint64_t dst, src;                                 \

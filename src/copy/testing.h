@@ -56,8 +56,8 @@ void strided__staging_reset(size_t chunk_bytes);
  * it as it was. */
 const char *strided__copy_transfer_path(void);
 
-/* The kernel strided__copy_device_run would launch for plan p (not a
- * sub-byte one) between dst and src, and its argument struct
+/* The kernel strided__copy_device_run would launch for plan p (of
+ * positive volume, not a sub-byte one) between dst and src, and its argument struct
  * (copy/kernels.h): *name is the kernel's name (static), the struct's
  * first size bytes go to args and its whole size to *bytes. Loads and
  * launches nothing. STRIDED_ERR_UNSUPPORTED in a library without kernels;
