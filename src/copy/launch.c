@@ -52,6 +52,11 @@
  * copy on a device use (copy/device.c, copy/transfer.c): from the copy's
  * device resource when it was given one, else from the device's current
  * memory pool, allocated and freed in stream order on the copy's stream.
+ * A pool that would give freed memory back to the system at every
+ * synchronisation (release threshold 0, the driver's default) has its
+ * threshold raised when a copy takes a temporary from it: else every copy
+ * that stages through one maps its memory again (measured on an H200:
+ * 0.2 ms of a 38 MB copy, 0.9 ms of a 256 MB one).
  */
 #include "copy/launch.h"
 
@@ -1192,6 +1197,8 @@ strided_status strided__copy_temp_alloc(const strided__copy_job *job, size_t siz
         status = STRIDED_CUDA_CHECK(OP, cu->cuDeviceGet(&dev, job->device));
     if (status == STRIDED_OK)
         status = STRIDED_CUDA_CHECK(OP, cu->cuDeviceGetMemPool(&pool, dev));
+    if (status == STRIDED_OK)
+        status = strided__pool_keep_freed(OP, cu, pool);
     if (status == STRIDED_OK) {
         CUresult r = cu->cuMemAllocFromPoolAsync(&p, size, pool, (CUstream)job->stream);
         if (r == CUDA_ERROR_OUT_OF_MEMORY) {

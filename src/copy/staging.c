@@ -27,14 +27,22 @@
  * Pieces. A host array travels in pieces of at most one chunk: a range of
  * indices of one axis k with every index of the axes after it, at one
  * index of each axis before it, where k is the outermost axis whose one
- * index fits in a chunk, the ranges as few and as even as the chunk
- * allows. Every piece is then a sub-array (one host plan moves it) and a
- * contiguous range of the packed image (one DMA); when the array does not
- * fit in one piece, all but the last piece along axis k hold more than a
- * quarter of a chunk.
+ * index fits in a chunk. Every piece is then a sub-array (one host plan
+ * moves it) and a contiguous range of the packed image (one DMA). The
+ * pieces ramp: the first holds a sixteenth of a chunk (STAGING_RAMP; at
+ * least 1 MiB), each next one as much as all before it, up to a chunk, and
+ * the last ones halve again down to the first's size, so that the DMA
+ * engine starts after a short gather and the host's last scatter is short
+ * (a 38 MB copy cut in two halves left 0.2 ms of gathering alone before
+ * the first DMA); full pieces of a row share it evenly. To the device,
+ * pieces of a C-contiguous host array are gathered with streaming stores
+ * when they hold less than 16 MiB (see copy/host.c: a DMA reads lines left
+ * dirty in the caches at half speed); gathers of gapped arrays store
+ * plainly, so their pieces do not ramp (small pieces would cross at the
+ * slow speed: rows of 4 KiB fell from 30.5 to 21.0 GB/s when they did).
  *
  * The pipeline. To the device: piece i is gathered into buffer i % 2 on
- * the host (strided__copy_host_run, on several threads for large pieces)
+ * the host (strided__copy_host_run or _stream, on several threads)
  * while the DMA of piece i - 1 runs; an event recorded after each DMA
  * tells when its buffer may be written again. The call returns when the
  * last DMA has read its buffer, because the buffers are reused by the next
@@ -62,6 +70,19 @@
 
 /* Sets of staging buffers the pool keeps. */
 #define KEPT_SETS 4
+
+/* The ramp: the first and last pieces hold a chunk / STAGING_RAMP, and
+ * at least STAGING_LEAST_BYTES (or a whole chunk, if less): each piece
+ * costs 10-20 us beyond its bytes (waking the gather's threads, its DMA
+ * and event), more than a smaller one would save. */
+#define STAGING_RAMP 16
+#define STAGING_LEAST_BYTES ((int64_t)1 << 20)
+
+/* Contiguous pieces of fewer bytes are gathered with streaming stores
+ * (strided__copy_host_stream); larger ones with plain stores, which were
+ * faster at 32 MiB (51 against 47 GB/s) and whose lines have left the
+ * caches by the time their DMA reads them. */
+#define STAGING_STREAM_BELOW ((int64_t)16 << 20)
 
 /* Two chunks of pinned memory from cuMemHostAlloc. */
 typedef struct staging_set {
@@ -259,17 +280,91 @@ static void release(const strided__copy_job *job, const strided__driver *cu, sta
 /* How a host array is cut into pieces (see the header comment). */
 typedef struct pieces {
     const strided__staged_array *a;
-    int k;           /* the axis the pieces cut */
-    int64_t slab;    /* elements of one index of axis k */
-    int64_t per;     /* indices of axis k per piece */
-    int64_t per_row; /* pieces per index of the axes before k */
-    int64_t count;
+    int k;            /* the axis the pieces cut */
+    int64_t slab;     /* elements of one index of axis k */
+    int64_t most;     /* indices of axis k a piece holds at most */
+    int64_t least;    /* ... at least, but at the end of a row of axis k */
+    int64_t total;    /* indices of axis k over every row: outer * shape[k] */
+    int64_t count;    /* pieces */
     size_t max_bytes; /* of the largest piece */
 } pieces;
 
-/* Assumes: every extent > 0 and the array's volume * itemsize fits in
+/* One piece: a sub-array of ndim axes. */
+typedef struct piece {
+    int ndim;
+    int64_t shape[STRIDED_MAX_NDIM];
+    const int64_t *strides;
+    int64_t at;     /* indices of axis k before it, over every row */
+    int64_t packed; /* element offset in the packed image */
+    int64_t host;   /* element offset from the host array's element 0 */
+    int64_t elems;
+} piece;
+
+/* The indices of axis k of the piece that starts at index at (over every
+ * row): a ramp that doubles from least up to most, down again at the end,
+ * inside one row; where a piece of most would leave a short rest of its
+ * row, the row's rest is cut into even pieces; a rest below least joins
+ * the piece. */
+static int64_t piece_length(const pieces *ps, int64_t at)
+{
+    int64_t extent = ps->a->shape[ps->k];
+    int64_t row_rest = extent - at % extent, rest = ps->total - at;
+    int64_t n = at < rest / 2 ? at : rest / 2;
+    n = n < ps->least ? ps->least : n > ps->most ? ps->most : n;
+    if (n >= row_rest)
+        return row_rest;
+    if (n == ps->most) {
+        int64_t parts = row_rest / n + (row_rest % n != 0);
+        n = row_rest / parts + (row_rest % parts != 0);
+    }
+    return row_rest - n < ps->least && row_rest <= ps->most ? row_rest : n;
+}
+
+/* The piece that starts at index at of axis k (over every row). Every
+ * partial sum of the host offset is the offset of one of the array's
+ * elements, so it fits in int64. */
+static void piece_at(const pieces *ps, int64_t at, piece *pc)
+{
+    const strided__staged_array *a = ps->a;
+    int k = ps->k;
+    int64_t extent = a->shape[k];
+    int64_t outer = at / extent, first = at % extent;
+    int64_t n = piece_length(ps, at);
+    int64_t host = first * a->strides[k], rest = outer;
+    for (int i = k - 1; i >= 0; i--) {
+        host += rest % a->shape[i] * a->strides[i];
+        rest /= a->shape[i];
+    }
+    pc->ndim = a->ndim - k;
+    pc->shape[0] = n;
+    for (int i = 1; i < pc->ndim; i++)
+        pc->shape[i] = a->shape[k + i];
+    pc->strides = a->strides + k;
+    pc->at = at;
+    pc->packed = at * ps->slab;
+    pc->host = host;
+    pc->elems = n * ps->slab;
+}
+
+/* Whether the host array is C-contiguous: every piece is then one run,
+ * gathered with streaming stores. */
+static bool host_contiguous(const strided__staged_array *a)
+{
+    int64_t expected = 1;
+    for (int i = a->ndim - 1; i >= 0; i--) {
+        if (a->shape[i] != 1 && a->strides[i] != expected)
+            return false;
+        expected *= a->shape[i];
+    }
+    return true;
+}
+
+/* With ramp false, every piece holds as much of a chunk as its row allows
+ * (no ramp): gathers of gapped host arrays store plainly, and the DMA of a
+ * small piece whose lines are still in the caches is slow.
+ * Assumes: every extent > 0 and the array's volume * itemsize fits in
  * int64; chunk >= itemsize. */
-static void pieces_init(pieces *ps, const strided__staged_array *a, size_t chunk)
+static void pieces_init(pieces *ps, const strided__staged_array *a, size_t chunk, bool ramp)
 {
     const int64_t *shape = a->shape;
     int64_t limit = (int64_t)(chunk / (size_t)a->itemsize); /* elements */
@@ -286,45 +381,41 @@ static void pieces_init(pieces *ps, const strided__staged_array *a, size_t chunk
     ps->a = a;
     ps->k = k;
     ps->slab = slab;
-    /* As few pieces along axis k as fit, of equal sizes (but the last). */
-    int64_t most = limit / slab < shape[k] ? limit / slab : shape[k];
-    ps->per_row = shape[k] / most + (shape[k] % most != 0);
-    ps->per = shape[k] / ps->per_row + (shape[k] % ps->per_row != 0);
-    ps->count = outer * ps->per_row;
-    ps->max_bytes = (size_t)(ps->per * slab * a->itemsize);
+    ps->most = limit / slab < shape[k] ? limit / slab : shape[k];
+    int64_t least = limit / STAGING_RAMP, floor = STAGING_LEAST_BYTES / a->itemsize;
+    least = (least > floor ? least : floor) / slab;
+    ps->least = !ramp || least > ps->most ? ps->most : least < 1 ? 1 : least;
+    ps->total = outer * shape[k];
+    ps->count = 0;
+    int64_t largest = 0;
+    for (int64_t at = 0; at < ps->total; ps->count++) {
+        int64_t n = piece_length(ps, at);
+        largest = n > largest ? n : largest;
+        at += n;
+    }
+    ps->max_bytes = (size_t)(largest * slab * a->itemsize);
 }
 
-/* One piece: a sub-array of ndim axes. */
-typedef struct piece {
-    int ndim;
-    int64_t shape[STRIDED_MAX_NDIM];
-    const int64_t *strides;
-    int64_t packed; /* element offset in the packed image */
-    int64_t host;   /* element offset from the host array's element 0 */
-    int64_t elems;
-} piece;
-
-/* Piece j. Every partial sum of the host offset is the offset of one of
- * the array's elements, so it fits in int64. */
-static void piece_at(const pieces *ps, int64_t j, piece *pc)
+int64_t strided__staging_pieces(int ndim, const int64_t *shape, int itemsize, size_t chunk,
+                                int64_t *first, int64_t *count, int64_t max, int64_t *row,
+                                int64_t *slab)
 {
-    const strided__staged_array *a = ps->a;
-    int k = ps->k;
-    int64_t outer = j / ps->per_row, first = j % ps->per_row * ps->per;
-    int64_t n = a->shape[k] - first < ps->per ? a->shape[k] - first : ps->per;
-    int64_t host = first * a->strides[k], rest = outer;
-    for (int i = k - 1; i >= 0; i--) {
-        host += rest % a->shape[i] * a->strides[i];
-        rest /= a->shape[i];
+    int64_t strides[STRIDED_MAX_NDIM];
+    assert(ndim >= 1 && ndim <= STRIDED_MAX_NDIM && itemsize >= 1 && chunk >= (size_t)itemsize);
+    for (int i = ndim - 1, s = 1; i >= 0; s *= shape[i], i--)
+        strides[i] = s;
+    strided__staged_array a = {ndim, itemsize, shape, strides, NULL, 0};
+    pieces ps;
+    pieces_init(&ps, &a, chunk, true);
+    *row = ps.slab * shape[ps.k];
+    *slab = ps.slab;
+    piece pc = {0};
+    for (int64_t j = 0; j < ps.count && j < max; j++) {
+        piece_at(&ps, j == 0 ? 0 : pc.at + pc.shape[0], &pc);
+        first[j] = pc.packed;
+        count[j] = pc.elems;
     }
-    pc->ndim = a->ndim - k;
-    pc->shape[0] = n;
-    for (int i = 1; i < pc->ndim; i++)
-        pc->shape[i] = a->shape[k + i];
-    pc->strides = a->strides + k;
-    pc->packed = (outer * a->shape[k] + first) * ps->slab;
-    pc->host = host;
-    pc->elems = n * ps->slab;
+    return ps.count;
 }
 
 /* Move piece pc between the host array and a staging buffer on the host:
@@ -344,7 +435,10 @@ static strided_status move_piece(const strided__staged_array *a, const piece *pc
         return status;
     intptr_t isz = a->itemsize;
     char *h = a->host + (intptr_t)pc->host * isz;
-    if (to_device)
+    int64_t bytes = pc->elems * isz;
+    if (to_device && q.kernel == STRIDED_COPY_CONTIGUOUS && bytes < STAGING_STREAM_BELOW)
+        strided__copy_host_stream(buffer, h + (intptr_t)q.src_offset * isz, bytes);
+    else if (to_device)
         strided__copy_host_run(&q, buffer + (intptr_t)q.dst_offset * isz,
                                h + (intptr_t)q.src_offset * isz, 0);
     else
@@ -367,7 +461,7 @@ typedef struct pipeline {
 
 /* Everything a staged transfer needs before its first piece. */
 static strided_status pipeline_open(pipeline *pl, const strided__copy_job *job,
-                                    const strided__staged_array *a)
+                                    const strided__staged_array *a, bool to_device)
 {
     *pl = (pipeline){job, NULL, a, {0}, {{NULL, NULL}, NULL, NULL, NULL}, {NULL, NULL}, 0, false};
     size_t chunk = 0;
@@ -378,7 +472,7 @@ static strided_status pipeline_open(pipeline *pl, const strided__copy_job *job,
         return status;
     if (chunk < (size_t)a->itemsize)
         chunk = (size_t)a->itemsize;
-    pieces_init(&pl->ps, a, chunk);
+    pieces_init(&pl->ps, a, chunk, !to_device || host_contiguous(a));
     int nbuf = pl->ps.count > 1 ? 2 : 1;
     status = acquire(job, pl->cu, pl->ps.max_bytes, nbuf, &pl->st);
     for (int i = 0; status == STRIDED_OK && i < nbuf; i++) {
@@ -425,11 +519,11 @@ strided_status strided__staged_to_device(const strided__copy_job *job,
                                          const strided__staged_array *a)
 {
     pipeline pl;
-    strided_status status = pipeline_open(&pl, job, a);
+    strided_status status = pipeline_open(&pl, job, a, true);
     /* The host reads the array: after the work queued before the copy. */
     if (status == STRIDED_OK)
         status = STRIDED_CUDA_CHECK(OP, pl.cu->cuStreamSynchronize((CUstream)job->stream));
-    piece pc;
+    piece pc = {0};
     for (int64_t j = 0; status == STRIDED_OK && j < pl.ps.count; j++) {
         int b = (int)(j & 1);
         /* Buffer b held piece j - 2: wait until its DMA has read it. */
@@ -437,7 +531,7 @@ strided_status strided__staged_to_device(const strided__copy_job *job,
             status = STRIDED_CUDA_CHECK(OP, pl.cu->cuEventSynchronize(pl.ev[b]));
         if (status != STRIDED_OK)
             break;
-        piece_at(&pl.ps, j, &pc);
+        piece_at(&pl.ps, j == 0 ? 0 : pc.at + pc.shape[0], &pc);
         status = move_piece(a, &pc, pl.st.buf[b], true);
         if (status == STRIDED_OK)
             status = piece_dma(&pl, &pc, b, true);
@@ -452,14 +546,14 @@ strided_status strided__staged_to_device(const strided__copy_job *job,
 strided_status strided__staged_to_host(const strided__copy_job *job, const strided__staged_array *a)
 {
     pipeline pl;
-    strided_status status = pipeline_open(&pl, job, a);
+    strided_status status = pipeline_open(&pl, job, a, false);
     piece pcs[2];
     int64_t count = status == STRIDED_OK ? pl.ps.count : 0;
     for (int64_t j = 0; status == STRIDED_OK && j <= count; j++) {
         int b = (int)(j & 1);
         /* Buffer b was scattered (piece j - 2) in the step before. */
         if (j < count) {
-            piece_at(&pl.ps, j, &pcs[b]);
+            piece_at(&pl.ps, j == 0 ? 0 : pcs[b ^ 1].at + pcs[b ^ 1].shape[0], &pcs[b]);
             status = piece_dma(&pl, &pcs[b], b, false);
         }
         /* Scatter piece j - 1 while piece j's DMA runs. */

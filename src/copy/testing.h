@@ -2,7 +2,8 @@
  * copy/testing.h: what the copy files show tests and benchmarks of their
  * inner workings: which specialised host loops ran (copy/host.c), the
  * plan cache's counters and controls (copy/plan.c), a reset of the staging
- * pool with another chunk size (copy/staging.c) and the path of the last
+ * pool with another chunk size and the pieces of a staged transfer
+ * (copy/staging.c) and the path of the last
  * transfer (copy/transfer.c). Copies never call these. Not installed.
  */
 #ifndef STRIDED_COPY_TESTING_H
@@ -43,6 +44,17 @@ void strided__copy_plan_cache_set_hash_mask(uint64_t mask);
  * called are freed when their copy gives them back, if their size no
  * longer applies. Needs the driver loaded (does nothing otherwise). */
 void strided__staging_reset(size_t chunk_bytes);
+
+/* The pieces in which a staged transfer of a C-ordered array of ndim
+ * axes of shape (every extent > 0) and itemsize bytes crosses with chunks
+ * of chunk bytes (>= itemsize): the first element (in the packed image)
+ * and the element count of each of the first max pieces go to first and
+ * count; *row is the elements of the rows no piece crosses, *slab those of
+ * the unit every piece is a multiple of. Returns how many pieces there
+ * are. */
+int64_t strided__staging_pieces(int ndim, const int64_t *shape, int itemsize, size_t chunk,
+                                int64_t *first, int64_t *count, int64_t max, int64_t *row,
+                                int64_t *slab);
 
 /* The way the calling thread's last strided__copy_transfer moved its data:
  * "dma" (one cuMemcpyAsync between pinned memory and the device),

@@ -68,6 +68,14 @@ strided_status strided__check_location(const char *op, const char *what,
 /* The driver's CUmemLocation for loc (NONE: type INVALID, id 0). */
 CUmemLocation strided__cu_location(strided_memory_location loc);
 
+/* Raise pool's release threshold from 0 (the driver's default) to
+ * UINT64_MAX, so that memory freed to the pool stays cached instead of
+ * going back to the system at every synchronisation, which makes the next
+ * allocation map it again (cuda.core does the same to the pools it uses).
+ * Any other threshold is left as it is. STRIDED_ERR_CUDA. */
+strided_status strided__pool_keep_freed(const char *op, const strided__driver *cu,
+                                        CUmemoryPool pool);
+
 /* One temporary of a copy: a buffer of size bytes from resource mr on
  * stream, for the host (device < 0) or for work on device (buffer.c).
  * Beyond the checks of every allocation (strided/resource.h), the memory

@@ -513,22 +513,28 @@ strided_status strided_pinned_pool_resource_create(const strided_pinned_pool_opt
     return create_cuda(op, s, props, out);
 }
 
-/* The device's current pool, its release threshold raised when it is 0 so
- * that freed memory stays cached instead of going back to the system at
- * every synchronization (cuda.core does the same). */
-static strided_status use_current_pool(const char *op, cuda_state *s, CUdevice dev)
+strided_status strided__pool_keep_freed(const char *op, const strided__driver *cu,
+                                        CUmemoryPool pool)
 {
-    const strided__driver *cu = s->cu;
     uint64_t threshold = 0;
-    strided_status status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGetMemPool(&s->pool, dev));
-    if (status == STRIDED_OK)
-        status = STRIDED_CUDA_CHECK(
-            op, cu->cuMemPoolGetAttribute(s->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+    strided_status status = STRIDED_CUDA_CHECK(
+        op, cu->cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
     if (status == STRIDED_OK && threshold == 0) {
         threshold = UINT64_MAX;
         status = STRIDED_CUDA_CHECK(
-            op, cu->cuMemPoolSetAttribute(s->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+            op, cu->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
     }
+    return status;
+}
+
+/* The device's current pool, its release threshold raised when it is 0
+ * (strided__pool_keep_freed). */
+static strided_status use_current_pool(const char *op, cuda_state *s, CUdevice dev)
+{
+    const strided__driver *cu = s->cu;
+    strided_status status = STRIDED_CUDA_CHECK(op, cu->cuDeviceGetMemPool(&s->pool, dev));
+    if (status == STRIDED_OK)
+        status = strided__pool_keep_freed(op, cu, s->pool);
     if (status == STRIDED_OK) {
         s->kind = POOL;
         s->location = (strided_memory_location){STRIDED_LOCATION_DEVICE, s->device};

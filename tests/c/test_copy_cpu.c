@@ -768,6 +768,48 @@ static void test_gather_small_strides(void **state)
     check_paths(&p, "");
 }
 
+/* Streaming copies (for staging buffers): every length around the
+ * 16-byte and 64-byte steps, at every alignment of either side, and long
+ * ones split over threads, equal to memcpy and nothing written around. */
+static void test_stream_copy(void **state)
+{
+    (void)state;
+    enum { PAD = 64, LONG = (3 << 20) + 77 };
+    unsigned char *src = malloc(LONG + 2 * PAD), *dst = malloc(LONG + 2 * PAD);
+    assert_non_null(src);
+    assert_non_null(dst);
+    for (size_t i = 0; i < LONG + 2 * PAD; i++)
+        src[i] = (unsigned char)(i * 131u + (i >> 9));
+    static const int64_t lengths[] = {0,  1,   15,  16,  17,   63,   64,
+                                      65, 127, 128, 129, 1000, 4096, 4097};
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
+        for (int da = 0; da < 16; da++)
+            for (int sa = 0; sa < 16; sa += 5) {
+                int64_t n = lengths[l];
+                memset(dst, 0xA5, (size_t)n + 2 * PAD);
+                strided__copy_host_stream((char *)dst + PAD + da, (const char *)src + PAD + sa, n);
+                for (int64_t i = 0; i < n + 2 * PAD; i++) {
+                    bool inside = i >= PAD + da && i < PAD + da + n;
+                    unsigned char want = inside ? src[i - da + sa] : 0xA5;
+                    if (dst[i] != want)
+                        fail_msg("length %lld, offsets %d/%d: byte %lld is %u, not %u",
+                                 (long long)n, da, sa, (long long)i, dst[i], want);
+                }
+            }
+    /* Long enough for many threads (a piece each of at least 128 KiB). */
+    for (int da = 0; da < 2; da++) {
+        memset(dst, 0xA5, LONG + 2 * PAD);
+        strided__copy_host_stream((char *)dst + PAD + da * 3, (const char *)src + PAD, LONG);
+        assert_memory_equal(dst + PAD + da * 3, src + PAD, LONG);
+        for (int i = 0; i < PAD + da * 3; i++)
+            assert_int_equal(dst[i], 0xA5);
+        for (int i = PAD + da * 3 + LONG; i < LONG + 2 * PAD; i++)
+            assert_int_equal(dst[i], 0xA5);
+    }
+    free(src);
+    free(dst);
+}
+
 static void test_gather_reverse(void **state)
 {
     (void)state;
@@ -900,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_transpose_thin_vectors),
         cmocka_unit_test(test_gather_small_strides),
         cmocka_unit_test(test_gather_reverse),
+        cmocka_unit_test(test_stream_copy),
         cmocka_unit_test(test_random_plans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,6 +33,7 @@
 #include "copy/staging.h"
 #include "copy/testing.h"
 #include "cuda/cuda_api.h"
+#include "cuda/driver.h"
 #include "strided.h"
 
 #define STREAM ((void *)0x1000)
@@ -611,6 +612,131 @@ static void test_pieces_cut_a_middle_axis(void **state)
     }
 }
 
+/* The pieces of a staged transfer ramp: a sixteenth of a chunk (at least
+ * 1 MiB) first, each next piece as much as all before it, up to a chunk,
+ * and halving at the end. */
+static void test_staging_pieces_ramp(void **state)
+{
+    (void)state;
+    enum { MAX = 64 };
+    int64_t first[MAX], count[MAX], row = 0, slab = 0;
+    /* A (256, 224, 224, 3) uint8 batch, 38535168 bytes, chunks of 32 MiB. */
+    int64_t batch[1] = {38535168};
+    static const int64_t batch_pieces[] = {2097152,  2097152, 4194304, 8388608,
+                                           10878976, 5439488, 2719744, 2719744};
+    int64_t n = strided__staging_pieces(1, batch, 1, (size_t)32 << 20, first, count, MAX, &row,
+                                        &slab);
+    assert_int_equal(n, 8);
+    assert_int_equal(row, batch[0]);
+    assert_int_equal(slab, 1);
+    for (int64_t i = 0; i < n; i++)
+        assert_int_equal(count[i], batch_pieces[i]);
+    /* 64 Mi floats: 2, 2, 4, 8, 16 MiB, six full chunks, 16, 8, 4, 2, 2. */
+    int64_t floats[1] = {(int64_t)64 << 20};
+    static const int64_t float_pieces[] = {1, 1, 2, 4, 8, 16, 16, 16, 16, 16, 16, 8, 4, 2, 1, 1};
+    n = strided__staging_pieces(1, floats, 4, (size_t)32 << 20, first, count, MAX, &row, &slab);
+    assert_int_equal(n, 16);
+    for (int64_t i = 0; i < n; i++)
+        assert_int_equal(count[i], float_pieces[i] << 19);
+    /* Less than the least piece (1 MiB, as chunks of 4 MiB have): one. */
+    int64_t small[2] = {1000, 1000};
+    n = strided__staging_pieces(2, small, 1, (size_t)4 << 20, first, count, MAX, &row, &slab);
+    assert_int_equal(n, 1);
+    assert_int_equal(count[0], 1000000);
+
+    /* Random arrays and chunks: the pieces follow each other over the
+     * packed image without a gap, hold at most a chunk, never cross a row,
+     * start at the least piece, grow at most to what went before (a piece
+     * that ends its row may take a rest below the least piece) and end
+     * small. */
+    srand(11);
+    static const int itemsizes[] = {1, 2, 4, 8, 16};
+    for (int trial = 0; trial < 2000; trial++) {
+        int ndim = 1 + rand() % 4, isz = itemsizes[rand() % 5];
+        int64_t shape[4], volume = 1;
+        for (int i = 0; i < ndim; i++) {
+            shape[i] = 1 + rand() % (i == 0 ? 3000 : 300);
+            volume *= shape[i];
+        }
+        size_t chunk = (size_t)isz << (12 + rand() % 14);
+        n = strided__staging_pieces(ndim, shape, isz, chunk, first, count, MAX, &row, &slab);
+        assert_true(n >= 1);
+        int64_t limit = (int64_t)(chunk / (size_t)isz), least = limit / 16;
+        if (least < (1 << 20) / isz)
+            least = (1 << 20) / isz;
+        int64_t at = 0;
+        for (int64_t i = 0; i < n && i < MAX; i++) {
+            assert_int_equal(first[i], at);
+            assert_true(count[i] >= 1);
+            assert_true(count[i] <= limit);
+            assert_int_equal(first[i] / row, (first[i] + count[i] - 1) / row);
+            bool ends_row = (first[i] + count[i]) % row == 0;
+            assert_int_equal(count[i] % slab, 0);
+            if (!ends_row)
+                assert_true(count[i] <= (at > least ? at : least) || count[i] == slab);
+            at += count[i];
+        }
+        if (n <= MAX) {
+            assert_int_equal(at, volume);
+            if (ndim == 1 && n > 1)
+                assert_true(count[n - 1] < 2 * least);
+        }
+    }
+}
+
+/* A staged transfer in ramped pieces, both ways: every piece one DMA, the
+ * bytes where they belong. */
+static void test_staging_ramps_both_ways(void **state)
+{
+    (void)state;
+    enum { BYTES = (20 << 20) + 13, MAX = 64 };
+    int64_t shape[1] = {BYTES}, first[MAX], count[MAX], row, slab;
+    int64_t n = strided__staging_pieces(1, shape, 1, (size_t)8 << 20, first, count, MAX, &row,
+                                        &slab);
+    assert_true(n > 3);
+    fresh((size_t)8 << 20);
+    side h = SIDE(PAGEABLE, 1, (BYTES), (1));
+    side d = SIDE(DEVICE, 1, (BYTES), (1));
+    fill(&h, 21);
+    assert_ok(copy(&d, &h, STRIDED_COPY_DEFAULT, NULL));
+    assert_path("staged");
+    assert_copied(d, h);
+    assert_int_equal(calls("cuMemcpyAsync"), n);
+    fresh((size_t)8 << 20);
+    fill(&d, 22);
+    memset(h.base, SENTINEL, h.bytes);
+    assert_ok(copy(&h, &d, STRIDED_COPY_DEFAULT, NULL));
+    assert_path("staged");
+    assert_copied(h, d);
+    assert_int_equal(calls("cuMemcpyAsync"), n);
+    side_free(&h);
+    side_free(&d);
+    assert_nothing_left();
+}
+
+/* A gapped host source (rows of 4 KiB, 12 KiB apart) is gathered with
+ * plain stores: its pieces do not ramp, each as much of a chunk as fits
+ * (3000 rows in two of 1500). The way back, scattered from staging, ramps
+ * (pieces of 256, 256, 512, 988, 494, 494 rows). */
+static void test_gapped_gathers_do_not_ramp(void **state)
+{
+    (void)state;
+    for (int dir = 0; dir < 2; dir++) {
+        fresh((size_t)8 << 20);
+        side h = SIDE(PAGEABLE, 4, (3000, 1024), (3072, 1));
+        side d = SIDE(DEVICE, 4, (3000, 1024), (1024, 1));
+        side *dst = dir == 0 ? &d : &h, *src = dir == 0 ? &h : &d;
+        fill(src, 23);
+        assert_ok(copy(dst, src, STRIDED_COPY_DEFAULT, NULL));
+        assert_path("pack");
+        assert_copied(*dst, *src);
+        assert_int_equal(calls("cuMemcpyAsync"), dir == 0 ? 2 : 6);
+        side_free(&h);
+        side_free(&d);
+        assert_nothing_left();
+    }
+}
+
 static void test_staging_from_a_host_resource(void **state)
 {
     (void)state;
@@ -1012,10 +1138,40 @@ static void test_gapped_host_destinations_are_scattered(void **state)
     assert_nothing_left();
 }
 
+/* The release threshold of device 0's current pool. */
+static uint64_t release_threshold(void)
+{
+    const strided__driver *cu = NULL;
+    CUdevice dev = 0;
+    CUmemoryPool pool = NULL;
+    uint64_t threshold = 0;
+    assert_ok(strided__cuda("test", &cu));
+    assert_int_equal(cu->cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+    assert_int_equal(cu->cuDeviceGetMemPool(&pool, dev), CUDA_SUCCESS);
+    assert_int_equal(cu->cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+                     CUDA_SUCCESS);
+    return threshold;
+}
+
+static void set_release_threshold(uint64_t threshold)
+{
+    const strided__driver *cu = NULL;
+    CUdevice dev = 0;
+    CUmemoryPool pool = NULL;
+    assert_ok(strided__cuda("test", &cu));
+    assert_int_equal(cu->cuDeviceGet(&dev, 0), CUDA_SUCCESS);
+    assert_int_equal(cu->cuDeviceGetMemPool(&pool, dev), CUDA_SUCCESS);
+    assert_int_equal(cu->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+                     CUDA_SUCCESS);
+}
+
 static void test_default_temporaries_come_from_the_pool_in_stream_order(void **state)
 {
     (void)state;
     fresh(SMALL_CHUNK);
+    /* The driver's default: freed memory goes back at every
+     * synchronisation. */
+    assert_int_equal(release_threshold(), 0);
     side h = SIDE(PINNED, 4, (64, 64), (1, 64));
     side d = SIDE(DEVICE, 4, (64, 64), (64, 1));
     /* Non-blocking, pinned: nothing waits. */
@@ -1029,11 +1185,18 @@ static void test_default_temporaries_come_from_the_pool_in_stream_order(void **s
     assert_int_equal(
         calls("cuStreamSynchronize") + calls("cuEventSynchronize") + calls("cuEventCreate"), 0);
     assert_int_equal(fake.live_bytes(), 0);
+    /* The copy made the pool keep what it frees. */
+    assert_true(release_threshold() == UINT64_MAX);
     /* Back: dense destination, still nothing waits. */
     assert_ok(copy(&h, &d, STRIDED_COPY_NONBLOCKING, NULL));
     assert_path("dense");
     assert_int_equal(calls("cuMemAllocFromPoolAsync"), 2);
     assert_int_equal(calls("cuStreamSynchronize") + calls("cuEventSynchronize"), 0);
+    /* A threshold the application set is its own. */
+    set_release_threshold(12345);
+    assert_ok(copy(&d, &h, STRIDED_COPY_NONBLOCKING, NULL));
+    assert_path("footprint");
+    assert_true(release_threshold() == 12345);
     side_free(&h);
     side_free(&d);
     assert_nothing_left();
@@ -1085,9 +1248,10 @@ static const failure_case failure_cases[] = {
 };
 
 static const char *const failing_calls[] = {
-    "cuMemcpyAsync",      "cuMemcpy2DAsync",      "cuEventCreate",  "cuEventRecord",
-    "cuEventSynchronize", "cuStreamSynchronize",  "cuMemHostAlloc", "cuMemAllocFromPoolAsync",
-    "cuDeviceGetMemPool", "cuDeviceGetAttribute", "cuLaunchKernel",
+    "cuMemcpyAsync",         "cuMemcpy2DAsync",      "cuEventCreate",  "cuEventRecord",
+    "cuEventSynchronize",    "cuStreamSynchronize",  "cuMemHostAlloc", "cuMemAllocFromPoolAsync",
+    "cuDeviceGetMemPool",    "cuDeviceGetAttribute", "cuLaunchKernel", "cuMemPoolGetAttribute",
+    "cuMemPoolSetAttribute",
 };
 
 static strided_status run_failure_case(const failure_case *c, side *h, side *d)
@@ -1339,6 +1503,9 @@ int main(void)
         cmocka_unit_test(test_sparse_rows_are_packed_otherwise),
         cmocka_unit_test(test_gathers_into_a_dense_destination_need_no_device_step),
         cmocka_unit_test(test_pieces_cut_a_middle_axis),
+        cmocka_unit_test(test_staging_pieces_ramp),
+        cmocka_unit_test(test_staging_ramps_both_ways),
+        cmocka_unit_test(test_gapped_gathers_do_not_ramp),
         cmocka_unit_test(test_staging_from_a_host_resource),
         cmocka_unit_test(test_host_resource_must_give_host_memory),
         cmocka_unit_test(test_staging_chunk_size_from_the_environment),
