@@ -1174,9 +1174,15 @@ static CUresult fake_cuMemPoolDestroy(CUmemoryPool pool)
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+static bool any_capturing(void);
+
 static CUresult fake_cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
     BEGIN_INITIALIZED(cuMemPoolGetAttribute);
+    /* As the driver: not while a stream of this thread captures (every
+     * capture here is taken as one of this thread, in the global mode). */
+    if (any_capturing())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (value == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
@@ -1266,6 +1272,8 @@ static CUresult fake_cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 static CUresult fake_cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
     BEGIN_INITIALIZED(cuMemPoolSetAttribute);
+    if (any_capturing())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (!is_pool(pool) || value == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock);
@@ -2151,6 +2159,16 @@ void fake_cuda_set_capturing(void *stream, int on)
             break;
         }
     pthread_mutex_unlock(&lock);
+}
+
+static bool any_capturing(void)
+{
+    pthread_mutex_lock(&lock);
+    bool yes = false;
+    for (int i = 0; i < MAX_CAPTURING; i++)
+        yes = yes || capturing[i] != NULL;
+    pthread_mutex_unlock(&lock);
+    return yes;
 }
 
 static bool is_capturing(CUstream stream)
