@@ -54,6 +54,22 @@ static void view_free(strided_py_view *self)
     PyObject_GC_Del(self);
 }
 
+/* *out = *v without the unused axes of its layout (a whole strided_view is
+ * over 1 KiB, and an import stores one per call). */
+static void view_store(strided_view *out, const strided_view *v)
+{
+    _Static_assert(offsetof(strided_view, has_dtype) ==
+                       offsetof(strided_view, layout) + sizeof(strided_layout),
+                   "the layout is followed by has_dtype and the fields after it");
+    const size_t head = offsetof(strided_view, layout) + offsetof(strided_layout, shape);
+    const size_t tail = offsetof(strided_view, has_dtype);
+    const size_t axes = (size_t)v->layout.ndim * sizeof(int64_t);
+    memcpy(out, v, head);
+    memcpy(out->layout.shape, v->layout.shape, axes);
+    memcpy(out->layout.strides, v->layout.strides, axes);
+    memcpy((char *)out + tail, (const char *)v + tail, sizeof *out - tail);
+}
+
 strided_py_view *strided_py_view_new(strided_view *v, PyObject *exporting_obj, PyObject *layout,
                                      PyObject *base, PyObject *dtype)
 {
@@ -62,7 +78,7 @@ strided_py_view *strided_py_view_new(strided_view *v, PyObject *exporting_obj, P
         strided_py_release_buffer(v->buffer);
         return NULL;
     }
-    self->view = *v;
+    view_store(&self->view, v);
     self->exporting_obj = Py_XNewRef(exporting_obj);
     self->layout = Py_XNewRef(layout);
     self->base = Py_XNewRef(base);

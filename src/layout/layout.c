@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "layout/layout_internal.h"
 #include "strided/layout.h"
 
 /* Big enough for "(shape):(strides)+offset" of a 64-dimensional layout. */
@@ -48,6 +49,11 @@ static void store(strided_layout *out, const strided_layout *t)
             out->shape[i] = t->shape[i];
             out->strides[i] = t->strides[i];
         }
+}
+
+void strided__layout_assign(strided_layout *out, const strided_layout *src)
+{
+    store(out, src);
 }
 
 /* Normalize axis against n (negative counts from the end). */

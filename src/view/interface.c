@@ -167,7 +167,7 @@ strided_status strided_view_import_interface(const strided_interface_desc *desc,
         strided_view_release(&v);
         return status;
     }
-    *out = v;
+    strided__view_assign(out, &v);
     if (out_type != NULL)
         *out_type = t;
     return STRIDED_OK;

@@ -15,6 +15,7 @@
 
 #include "base/base.h"
 #include "strided/dtype.h"
+#include "layout/layout_internal.h"
 #include "strided/view.h"
 #include "view/view_internal.h"
 
@@ -466,6 +467,20 @@ strided_status strided_view_wrap(void *element0, const strided_layout *layout,
                                    context, out);
 }
 
+void strided__view_assign(strided_view *out, const strided_view *src)
+{
+    out->buffer = src->buffer;
+    out->origin = src->origin;
+    strided__layout_assign(&out->layout, &src->layout);
+    out->has_dtype = src->has_dtype;
+    out->dtype = src->dtype;
+    out->device = src->device;
+    out->home_device = src->home_device;
+    out->device_accessible = src->device_accessible;
+    out->readonly = src->readonly;
+    out->padded = src->padded;
+}
+
 strided_status strided__view_wrap_made(const char *op, void *element0, const strided_layout *layout,
                                        const strided_dtype *dtype, bool padded, bool readonly,
                                        const strided_device *device, strided_release_fn release,
@@ -487,7 +502,7 @@ strided_status strided__view_wrap_made(const char *op, void *element0, const str
         return status;
     out->buffer = buffer;
     out->origin = origin;
-    out->layout = *layout;
+    strided__layout_assign(&out->layout, layout);
     out->has_dtype = dtype != NULL;
     out->dtype = dtype != NULL ? *dtype : (strided_dtype){0, 0, 0};
     out->padded = padded;

@@ -7,6 +7,10 @@
 #include "base/base.h"
 #include "strided/view.h"
 
+/* *out = *src, copying only the axes of src's layout
+ * (strided__layout_assign): the imports hand a view on by value. */
+void strided__view_assign(strided_view *out, const strided_view *src);
+
 /* Re-issue the calling thread's last failure under op, its reason after
  * prefix ("" for none), so that a failure of a function a module calls
  * reads as that module's. Returns status. */

@@ -13,11 +13,13 @@
 #include <stdlib.h>
 
 #include "base/base.h"
+#include "layout/layout_internal.h"
 #include "strided/buffer.h"
 #include "strided/dlpack.h"
 #include "strided/resource.h"
 #include "strided/view.h"
 #include "test_cuda.h"
+#include "view/view_internal.h"
 
 /* The operation part of every view.h message. */
 #define OP "view"
@@ -863,6 +865,50 @@ static void test_wrap_errors_leave_the_memory_alone(void **state)
     assert_null(v.buffer);
 }
 
+/* strided__layout_assign and strided__view_assign copy the header and
+ * the axes the source has, and leave the entries past them as they were. */
+static void test_assign_copies_the_used_axes(void **state)
+{
+    (void)state;
+    int64_t shape[3] = {4, 5, 6}, strides[3] = {-30, 6, 1}, untouched;
+    memset(&untouched, 0x5A, sizeof untouched);
+    strided_view src;
+    memset(&src, 0, sizeof src);
+    assert_ok(strided_layout_init(&src.layout, 3, shape, strides, 8));
+    src.layout.slice_offset = 90;
+    src.buffer = (strided_buffer *)&src; /* any address: never used */
+    src.origin = -24;
+    src.has_dtype = true;
+    src.dtype = (strided_dtype){STRIDED_DTYPE_FLOAT, 64, 1};
+    src.device = (strided_device){STRIDED_DEVICE_CUDA, 1};
+    src.home_device = 1;
+    src.device_accessible = true;
+    src.readonly = true;
+    strided_view out;
+    memset(&out, 0x5A, sizeof out);
+    strided__view_assign(&out, &src);
+    assert_ptr_equal(out.buffer, src.buffer);
+    assert_int_equal(out.origin, -24);
+    assert_true(strided_layout_equal(&out.layout, &src.layout));
+    assert_int_equal(out.layout.slice_offset, 90);
+    assert_int_equal(out.layout.implicit_strides, src.layout.implicit_strides);
+    for (int i = 3; i < STRIDED_MAX_NDIM; i++) {
+        assert_int_equal(out.layout.shape[i], untouched);
+        assert_int_equal(out.layout.strides[i], untouched);
+    }
+    assert_true(out.has_dtype && out.readonly && out.device_accessible && !out.padded);
+    assert_int_equal(out.dtype.code, STRIDED_DTYPE_FLOAT);
+    assert_int_equal(out.dtype.bits, 64);
+    assert_int_equal(out.device.device_type, STRIDED_DEVICE_CUDA);
+    assert_int_equal(out.device.device_id, 1);
+    assert_int_equal(out.home_device, 1);
+    strided_layout l;
+    memset(&l, 0x5A, sizeof l);
+    strided__layout_assign(&l, &src.layout);
+    assert_true(strided_layout_equal(&l, &src.layout));
+    assert_int_equal(l.shape[3], untouched);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -901,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_wrap_takes_cpu_and_cuda_devices_at_their_word),
         cmocka_unit_test(test_buffer_wrap_known),
         cmocka_unit_test(test_wrap_errors_leave_the_memory_alone),
+        cmocka_unit_test(test_assign_copies_the_used_axes),
     };
 
     use_no_driver();
