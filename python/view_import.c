@@ -595,8 +595,9 @@ static int read_descr(PyObject *d, interface_read *out)
     const char *text = PyUnicode_AsUTF8(out->typestr);
     if (text == NULL)
         return -1;
+    /* The kind is text[1] (a type string that parses has it there). */
     strided_typestr t;
-    if (strided_typestr_parse(text, 0, &t) != STRIDED_OK || t.kind != 'V')
+    if (text[0] == '\0' || text[1] != 'V' || strided_typestr_parse(text, 0, &t) != STRIDED_OK)
         return 0; /* the import says what is wrong with it */
     PyObject *descr = PyDict_GetItemWithError(d, keys[K_DESCR]);
     if (descr == NULL || !PyList_Check(descr) || PyList_GET_SIZE(descr) == 0)

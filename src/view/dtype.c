@@ -486,8 +486,12 @@ static bool name_decides(const strided_typestr *t)
 
 bool strided_dtype_name_matters(const char *str)
 {
+    /* The parse puts the kind at str[1]: any kind but raw bytes and floats
+     * needs none (an import asks this of every type string). */
+    if (str == NULL || str[0] == '\0' || (str[1] != 'V' && str[1] != 'f'))
+        return false;
     strided_typestr t;
-    return str != NULL && strided_typestr_parse(str, 0, &t) == STRIDED_OK && name_decides(&t);
+    return strided_typestr_parse(str, 0, &t) == STRIDED_OK && name_decides(&t);
 }
 
 strided_status strided_dtype_from_numpy(const char *str, const char *name, unsigned flags,

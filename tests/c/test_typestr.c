@@ -385,6 +385,10 @@ static void test_where_a_dtype_name_matters(void **state)
     assert_false(strided_dtype_name_matters(FOREIGN "f2"));
     assert_false(strided_dtype_name_matters(NULL));
     assert_false(strided_dtype_name_matters("not a type"));
+    assert_false(strided_dtype_name_matters(""));
+    assert_false(strided_dtype_name_matters(NATIVE "i1"));
+    /* Leading zeros parse: still one byte. */
+    assert_true(strided_dtype_name_matters("|V01"));
 }
 
 static void test_numpy_types_without_a_dlpack_type(void **state)
