@@ -55,9 +55,8 @@
  * A pool that would give freed memory back to the system at every
  * synchronisation (release threshold 0, the driver's default) has its
  * threshold raised when a copy outside a graph capture takes a temporary
- * from it: else every copy
- * that stages through one maps its memory again (measured on an H200:
- * 0.2 ms of a 38 MB copy, 0.9 ms of a 256 MB one).
+ * from it: else every copy that stages through one maps its memory again
+ * (measured on an H200: 0.2 ms of a 38 MB copy, 0.9 ms of a 256 MB one).
  */
 #include "copy/launch.h"
 

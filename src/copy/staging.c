@@ -320,13 +320,14 @@ static int64_t piece_length(const pieces *ps, int64_t at)
     return row_rest - n < ps->least && row_rest <= ps->most ? row_rest : n;
 }
 
-/* The piece that starts at index at of axis k (over every row). Every
+/* The piece after prev (the first for NULL; prev may be pc). Every
  * partial sum of the host offset is the offset of one of the array's
  * elements, so it fits in int64. */
-static void piece_at(const pieces *ps, int64_t at, piece *pc)
+static void piece_after(const pieces *ps, const piece *prev, piece *pc)
 {
     const strided__staged_array *a = ps->a;
     int k = ps->k;
+    int64_t at = prev != NULL ? prev->at + prev->shape[0] : 0;
     int64_t extent = a->shape[k];
     int64_t outer = at / extent, first = at % extent;
     int64_t n = piece_length(ps, at);
@@ -402,16 +403,17 @@ int64_t strided__staging_pieces(int ndim, const int64_t *shape, int itemsize, si
 {
     int64_t strides[STRIDED_MAX_NDIM];
     assert(ndim >= 1 && ndim <= STRIDED_MAX_NDIM && itemsize >= 1 && chunk >= (size_t)itemsize);
-    for (int i = ndim - 1, s = 1; i >= 0; s *= shape[i], i--)
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; s *= shape[i], i--)
         strides[i] = s;
     strided__staged_array a = {ndim, itemsize, shape, strides, NULL, 0};
     pieces ps;
     pieces_init(&ps, &a, chunk, true);
     *row = ps.slab * shape[ps.k];
     *slab = ps.slab;
-    piece pc = {0};
+    piece pc;
     for (int64_t j = 0; j < ps.count && j < max; j++) {
-        piece_at(&ps, j == 0 ? 0 : pc.at + pc.shape[0], &pc);
+        piece_after(&ps, j == 0 ? NULL : &pc, &pc);
         first[j] = pc.packed;
         count[j] = pc.elems;
     }
@@ -523,7 +525,7 @@ strided_status strided__staged_to_device(const strided__copy_job *job,
     /* The host reads the array: after the work queued before the copy. */
     if (status == STRIDED_OK)
         status = STRIDED_CUDA_CHECK(OP, pl.cu->cuStreamSynchronize((CUstream)job->stream));
-    piece pc = {0};
+    piece pc;
     for (int64_t j = 0; status == STRIDED_OK && j < pl.ps.count; j++) {
         int b = (int)(j & 1);
         /* Buffer b held piece j - 2: wait until its DMA has read it. */
@@ -531,7 +533,7 @@ strided_status strided__staged_to_device(const strided__copy_job *job,
             status = STRIDED_CUDA_CHECK(OP, pl.cu->cuEventSynchronize(pl.ev[b]));
         if (status != STRIDED_OK)
             break;
-        piece_at(&pl.ps, j == 0 ? 0 : pc.at + pc.shape[0], &pc);
+        piece_after(&pl.ps, j == 0 ? NULL : &pc, &pc);
         status = move_piece(a, &pc, pl.st.buf[b], true);
         if (status == STRIDED_OK)
             status = piece_dma(&pl, &pc, b, true);
@@ -553,7 +555,7 @@ strided_status strided__staged_to_host(const strided__copy_job *job, const strid
         int b = (int)(j & 1);
         /* Buffer b was scattered (piece j - 2) in the step before. */
         if (j < count) {
-            piece_at(&pl.ps, j == 0 ? 0 : pcs[b ^ 1].at + pcs[b ^ 1].shape[0], &pcs[b]);
+            piece_after(&pl.ps, j == 0 ? NULL : &pcs[b ^ 1], &pcs[b]);
             status = piece_dma(&pl, &pcs[b], b, false);
         }
         /* Scatter piece j - 1 while piece j's DMA runs. */
