@@ -5,8 +5,20 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "args.h"
+
+/* Whether key, a str, is name: for an ASCII key by its characters (a
+ * keyword's name is ASCII nearly always, and CPython's comparison costs
+ * more than the rest of the binding). */
+static bool key_is(PyObject *key, const char *name)
+{
+    if (!PyUnicode_IS_ASCII(key))
+        return PyUnicode_CompareWithASCIIString(key, name) == 0;
+    size_t len = (size_t)PyUnicode_GET_LENGTH(key);
+    return strlen(name) == len && memcmp(name, PyUnicode_DATA(key), len) == 0;
+}
 
 int strided_py_bind_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames, const char *const *names, int nrequired, PyObject **out)
@@ -25,7 +37,7 @@ int strided_py_bind_args(const char *fname, PyObject *const *args, Py_ssize_t na
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k);
         int j = 0;
-        while (j < n && PyUnicode_CompareWithASCIIString(key, names[j]) != 0)
+        while (j < n && !key_is(key, names[j]))
             j++;
         if (j == n) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname,
@@ -47,6 +59,22 @@ int strided_py_bind_args(const char *fname, PyObject *const *args, Py_ssize_t na
         }
     }
     return 0;
+}
+
+PyObject *strided_py_kwnames(const char *const *names)
+{
+    Py_ssize_t n = 0;
+    while (names[n] != NULL)
+        n++;
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t != NULL && i < n; i++) {
+        PyObject *name = PyUnicode_InternFromString(names[i]);
+        if (name == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, name);
+    }
+    return t;
 }
 
 /* what, or "what[item]" written into buf. */

@@ -20,6 +20,11 @@ int strided_py_bind_args(const char *fname, PyObject *const *args, Py_ssize_t na
                          PyObject *kwnames, const char *const *names, int nrequired,
                          PyObject **out);
 
+/* A tuple of the names (NULL-terminated) as interned str objects: the
+ * kwnames of a vectorcall. Callees match keywords by identity first, so
+ * interned names spare them a comparison of characters. New reference. */
+PyObject *strided_py_kwnames(const char *const *names);
+
 /* Integer arguments. An int or any object with __index__ is accepted, a
  * bool never: True and False where a count, an axis, an index or an
  * address is meant are a mistake that would otherwise read as 1 and 0.

@@ -1775,7 +1775,7 @@ int strided_py_add_resource_types(PyObject *module)
             return -1;
     }
     if (stream_kwnames == NULL) {
-        stream_kwnames = Py_BuildValue("(s)", "stream");
+        stream_kwnames = strided_py_kwnames((const char *const[]){"stream", NULL});
         if (stream_kwnames == NULL)
             return -1;
     }

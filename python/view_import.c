@@ -37,8 +37,9 @@ int strided_py_init_view_import(void)
     name_name = PyUnicode_InternFromString("name");
     if (name_dtype == NULL || name_str == NULL || name_name == NULL)
         return -1;
-    kw_stream = Py_BuildValue("(s)", "stream");
-    kw_stream_max_version = Py_BuildValue("(ss)", "stream", "max_version");
+    kw_stream = strided_py_kwnames((const char *const[]){"stream", NULL});
+    kw_stream_max_version = strided_py_kwnames((const char *const[]){"stream", "max_version",
+                                                                     NULL});
     our_max_version = Py_BuildValue("(ii)", STRIDED_DLPACK_MAJOR_VERSION,
                                     STRIDED_DLPACK_MINOR_VERSION);
     if (name_dlpack == NULL || name_dlpack_device == NULL || name_cai == NULL || name_ai == NULL ||
@@ -781,8 +782,11 @@ done:
  * The import is the array interface's, with the same rules. Sets *result
  * (NULL with an exception) and returns 1, or returns 0 when the array must
  * go by its dict (a format with no plain type, more axes than strided
- * takes, an axis of extent 0 or 1, or an export NumPy refuses). */
-static int array_interface_by_buffer(PyObject *obj, PyObject **result)
+ * takes, an axis of extent 0 or 1, or an export NumPy refuses). With
+ * as_dlpack the strides are given as a DLPack import of the array has
+ * them (its dict gives none for a C-contiguous array, DLPack for none but
+ * the 0-d one). */
+static int array_interface_by_buffer(PyObject *obj, bool as_dlpack, PyObject **result)
 {
     Py_buffer b;
     if (PyObject_GetBuffer(obj, &b, PyBUF_RECORDS_RO) < 0) {
@@ -812,7 +816,7 @@ static int array_interface_by_buffer(PyObject *obj, PyObject **result)
     r.desc.shape = r.shape;
     /* NumPy's dict gives no strides for a C-contiguous array (its test
      * ignores axes of extent 1, as PyBuffer_IsContiguous does). */
-    r.desc.nstrides = PyBuffer_IsContiguous(&b, 'C') ? -1 : b.ndim;
+    r.desc.nstrides = (as_dlpack ? b.ndim == 0 : PyBuffer_IsContiguous(&b, 'C')) ? -1 : b.ndim;
     r.desc.strides = r.strides;
     r.desc.typestr = typestr;
     for (int k = 0; k < b.ndim; k++) {
@@ -833,7 +837,7 @@ PyObject *strided_py_view_from_array_interface(PyObject *cls, PyObject *obj)
 {
     (void)cls;
     PyObject *result;
-    if (is_ndarray(obj) && array_interface_by_buffer(obj, &result))
+    if (is_ndarray(obj) && array_interface_by_buffer(obj, false, &result))
         return result;
     return import_interface(obj, STRIDED_INTERFACE_ARRAY, Py_None);
 }
@@ -851,10 +855,36 @@ PyObject *strided_py_view_from_cai(PyObject *cls, PyObject *const *args, Py_ssiz
     return import_interface(a[0], STRIDED_INTERFACE_CUDA, a[1] ? a[1] : Py_None);
 }
 
+/* Whether type has name as a method (a function or a C method found
+ * along its MRO) and reads attributes the generic way: then reading the
+ * attribute of an instance gives a bound method or what the instance
+ * itself holds, without running code, so every instance has it. False
+ * says nothing. Costs a dict lookup per base, where reading the attribute
+ * makes and frees a bound method. */
+static bool type_has_method(PyTypeObject *type, PyObject *name)
+{
+    PyObject *mro = type->tp_mro;
+    if (type->tp_getattro != PyObject_GenericGetAttr || mro == NULL)
+        return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
+        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+        PyObject *value = dict != NULL ? PyDict_GetItemWithError(dict, name) : NULL;
+        if (value != NULL)
+            return PyFunction_Check(value) || Py_IS_TYPE(value, &PyMethodDescr_Type);
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return false;
+        }
+    }
+    return false;
+}
+
 /* 1 when obj has the attribute, 0 when it raises AttributeError (a
  * property may say "not for this object" so), -1 for any other error. */
 static int has_attr(PyObject *obj, PyObject *name)
 {
+    if (type_has_method(Py_TYPE(obj), name))
+        return 1;
     PyObject *value = PyObject_GetAttr(obj, name);
     if (value != NULL) {
         Py_DECREF(value);
@@ -917,6 +947,24 @@ static PyObject *from_any(PyObject *cls, PyObject *obj, PyObject *stream_ptr)
 {
     PyObject *call[2] = {obj, stream_ptr}, *view;
     strided_consumer_stream unused;
+    /* A NumPy array's DLPack export and its buffer give the same view (the
+     * buffer route takes only the element types NumPy exports, and refuses
+     * the arrays whose facts could differ): the buffer costs a fraction of
+     * the __dlpack__ call. Only with the streams that route passes NumPy
+     * as None (-1 and 0): any other stream, refusal or failure goes on to
+     * that route, which says what is wrong. */
+    if (stream_ptr != Py_None && is_ndarray(obj)) {
+        PyObject *n;
+        int64_t value;
+        if (request_stream(stream_ptr, &n, &value) < 0)
+            return NULL;
+        Py_DECREF(n);
+        if ((value == -1 || value == 0) && array_interface_by_buffer(obj, true, &view)) {
+            if (view != NULL)
+                return view;
+            PyErr_Clear();
+        }
+    }
     switch (strided_py_exchange_protocol(obj)) {
     case STRIDED_PY_PROTOCOL_DLPACK:
         view = strided_py_view_from_dlpack(cls, call, 2, NULL);

@@ -50,6 +50,10 @@ typedef struct strided__text {
 /* Append formatted text. */
 void strided__text_append(strided__text *t, const char *fmt, ...) STRIDED_PRINTF(2, 3);
 
+/* Append the n characters at s, with no formatting (no printf: for text
+ * made on every call of a fast path). */
+void strided__text_put(strided__text *t, const char *s, size_t n);
+
 /* Append n int64 values as a Python tuple: "(a,b)", "(a,)" or "()". */
 void strided__text_tuple(strided__text *t, int n, const int64_t *v);
 

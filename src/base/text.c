@@ -3,6 +3,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/base.h"
 
@@ -18,6 +19,17 @@ void strided__text_append(strided__text *t, const char *fmt, ...)
     va_end(args);
     if (n > 0)
         t->len += (size_t)n;
+}
+
+void strided__text_put(strided__text *t, const char *s, size_t n)
+{
+    if (t->len < t->size) {
+        size_t room = t->size - t->len - 1;
+        size_t k = n < room ? n : room;
+        memcpy(t->buf + t->len, s, k);
+        t->buf[t->len + k] = '\0';
+    }
+    t->len += n;
 }
 
 void strided__text_tuple(strided__text *t, int n, const int64_t *v)

@@ -9,6 +9,7 @@
  * order are plain data, but the interface imports refuse them, since every
  * consumer of the view would read them wrongly.
  */
+#include <assert.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -419,6 +420,21 @@ strided_status strided_dtype_parse(const char *name, strided_dtype *out)
                          name, strlen(name) > 32 ? "..." : "");
 }
 
+/* Append a type string: its byte-order mark, kind and size in bytes (at
+ * most 16), as "<f4" or "|u1". Built by hand: imports make one a call, and
+ * printf costs more than the rest of such an import. */
+static size_t put_typestr(strided__text *t, char order, char kind, int itemsize)
+{
+    assert(itemsize > 0 && itemsize < 100);
+    char s[4] = {order, kind};
+    size_t n = 2;
+    if (itemsize >= 10)
+        s[n++] = (char)('0' + itemsize / 10);
+    s[n++] = (char)('0' + itemsize % 10);
+    strided__text_put(t, s, n);
+    return t->len;
+}
+
 size_t strided_dtype_typestr(strided_dtype dtype, char *buf, size_t size)
 {
     strided__text t = {buf, size, 0};
@@ -443,8 +459,7 @@ size_t strided_dtype_typestr(strided_dtype dtype, char *buf, size_t size)
         order = FOREIGN_ORDER == '>' ? '<' : '>';
         break;
     }
-    strided__text_append(&t, "%c%c%d", order, kind, itemsize);
-    return t.len;
+    return put_typestr(&t, order, kind, itemsize);
 }
 
 size_t strided_typestr_from_format(const char *format, int64_t itemsize, char *buf, size_t size)
@@ -473,8 +488,7 @@ size_t strided_typestr_from_format(const char *format, int64_t itemsize, char *b
     }
     if (!size_ok)
         return 0;
-    strided__text_append(&t, "%c%c%d", itemsize == 1 ? '|' : native, kind, (int)itemsize);
-    return t.len;
+    return put_typestr(&t, itemsize == 1 ? '|' : native, kind, (int)itemsize);
 }
 
 /* Whether a dtype's name can say more than its type string t: ml_dtypes'

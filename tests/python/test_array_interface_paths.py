@@ -119,13 +119,18 @@ def test_a_subclass_goes_by_its_own_interface():
     assert v.shape == (1,)
 
 
-def test_the_view_keeps_the_array_alive():
+@pytest.mark.parametrize("make", [
+    StridedMemoryView.from_array_interface,
+    lambda a: StridedMemoryView.from_any_interface(a, stream_ptr=-1),
+], ids=["from_array_interface", "from_any_interface"])
+def test_the_view_keeps_the_array_alive(make):
     import gc
     import weakref
 
     a = np.arange(12, dtype=np.int32).reshape(3, 4)
     ref = weakref.ref(a)
-    v = StridedMemoryView.from_array_interface(a)
+    v = make(a)
+    assert v.exporting_obj is a
     del a
     gc.collect()
     assert ref() is not None
@@ -169,3 +174,127 @@ def test_a_dtype_beside_the_dict_names_only_raw_bytes():
     for _ in range(2):
         StridedMemoryView.from_array_interface(WithDtype(cases[0][0]))
         assert str(StridedMemoryView.from_array_interface(odd).dtype) == "|V2"
+
+
+# ---- from_any_interface of a NumPy array -----------------------------------------------------
+
+
+class DLPackOnly:
+    """The array's DLPack export and nothing else: from_any_interface of it
+    goes by __dlpack__."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kwargs):
+        return self.a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def any_both_ways(a, stream_ptr=-1):
+    """from_any_interface of an array (which reads it through the buffer
+    protocol where it can) and of its DLPack export alone."""
+    fast = outcome(lambda: StridedMemoryView.from_any_interface(a, stream_ptr=stream_ptr))
+    slow = outcome(lambda: StridedMemoryView.from_any_interface(DLPackOnly(a),
+                                                                stream_ptr=stream_ptr))
+    if slow[0] == "view":
+        slow = slow[:-1] + ("ndarray",)
+    return fast, slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(arrays(PLAIN), st.sampled_from([-1, 0]))
+def test_from_any_of_an_array_is_its_dlpack_view(a, stream_ptr):
+    fast, slow = any_both_ways(a, stream_ptr)
+    assert fast == slow
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(OTHER))
+def test_from_any_of_other_types_answers_as_dlpack_does(a):
+    fast, slow = any_both_ways(a)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("stream_ptr", [1, 7, -2, 2**64, -2**70, True, 1.0, "1"])
+def test_from_any_of_an_array_checks_the_stream_as_dlpack_does(stream_ptr):
+    """Only -1 and 0 pass NumPy no stream: any other is refused, with the
+    error the DLPack route gives."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    fast, slow = any_both_ways(a, stream_ptr)
+    assert fast[0] == "error"
+    assert fast == slow
+
+
+# ---- which protocol an object speaks ---------------------------------------------------------
+
+
+class MethodOnType:
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("not called")
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+class MethodOnInstance:
+    def __init__(self):
+        self.__dlpack__ = lambda **kwargs: None
+        self.__dlpack_device__ = lambda: (1, 0)
+        self.__array_interface__ = {}
+
+
+class ByGetattr:
+    """Every attribute comes from __getattr__."""
+
+    def __getattr__(self, name):
+        if name in ("__dlpack__", "__dlpack_device__"):
+            return lambda *args, **kwargs: None
+        raise AttributeError(name)
+
+
+class HiddenByGetattribute(MethodOnType):
+    """The type has the methods, but reading them says no."""
+
+    def __getattribute__(self, name):
+        if name in ("__dlpack__", "__dlpack_device__"):
+            raise AttributeError(name)
+        return object.__getattribute__(self, name)
+
+    __array_interface__ = {}
+
+
+class DLPackByProperty:
+    """__dlpack__ is a property that says "not for this object"."""
+
+    @property
+    def __dlpack__(self):
+        raise AttributeError("not for this object")
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    __array_interface__ = {}
+
+
+class StaticMethods:
+    __dlpack__ = staticmethod(lambda **kwargs: None)
+    __dlpack_device__ = staticmethod(lambda: (1, 0))
+
+
+@pytest.mark.parametrize("obj, protocol", [
+    (MethodOnType(), "dlpack"),
+    (MethodOnInstance(), "dlpack"),
+    (ByGetattr(), "dlpack"),
+    (HiddenByGetattribute(), "array"),
+    (DLPackByProperty(), "array"),
+    (StaticMethods(), "dlpack"),
+    (np.arange(3), "dlpack"),
+    (np.float32(1), "array"),
+])
+def test_the_protocol_is_what_reading_the_attributes_finds(obj, protocol):
+    """The probe skips reading methods it finds on the type; every other
+    way of having or hiding an attribute is read as Python reads it."""
+    assert StridedMemoryView._exchange_protocol(obj) == protocol

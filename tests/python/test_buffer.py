@@ -260,6 +260,13 @@ def test_from_handle_argument_binding():
         Buffer.from_handle(0x1000, 8, bogus=1)
     with pytest.raises(TypeError, match="multiple values"):
         Buffer.from_handle(0x1000, 8, size=8)
+    # Keywords are matched by their whole text: not a prefix, not up to an
+    # embedded NUL, not a non-ASCII look-alike; a name built at run time
+    # (not interned) matches as a literal does.
+    for bogus in ("siz", "sizes", "size\0", "size\0x", "s\u0131ze", "\u00e9", ""):
+        with pytest.raises(TypeError, match="unexpected keyword argument"):
+            Buffer.from_handle(0x1000, **{bogus: 8})
+    assert Buffer.from_handle(0x1000, **{"".join(["si", "ze"]): 8}).size == 8
 
 
 def test_memory_resource_and_owner_disallowed():
