@@ -25,6 +25,15 @@
  * since the memory is in use; the next collection after that holder lets
  * go finds it.
  *
+ * A view imported from another producer (an array-interface, buffer or
+ * torch import) is first the only holder of its C buffer, and reports the
+ * hidden object itself, under the same rule (only while the buffer's count
+ * is its own one reference), without a hold: most such views are made,
+ * read and dropped, and a hold is a second object per import. When another
+ * object is to share the buffer (a derived view, the view's Buffer, a
+ * DLPack import of the view), the view makes the hold, joins it and stops
+ * reporting (strided_py_view_hold in view_type.c); the sharer joins it.
+ *
  * A view imported through DLPack from a strided view has a C buffer whose
  * release (the tensor's deleter) holds a reference to the exporting view's
  * C buffer. Its hold is chained: it joins the exporter's hold, which counts

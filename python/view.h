@@ -43,7 +43,12 @@ typedef struct {
     PyObject *base;          /* the Buffer view() works on; or NULL */
     PyObject *dtype;         /* numpy dtype: given or memoised; or NULL */
     PyObject *hold;          /* the memory's hold (hold.c), joined; or NULL
-                              * when the C buffer holds no Python object */
+                              * when the C buffer holds no Python object or
+                              * hidden stands in for it */
+    PyObject *hidden;        /* borrowed: the object the C buffer's release
+                              * holds, which the view reports itself while
+                              * it is the buffer's only holder, until
+                              * strided_py_view_hold makes the hold; or NULL */
     PyObject *weakrefs;
 } strided_py_view;
 
@@ -64,6 +69,19 @@ strided_py_view *strided_py_view_joined(strided_py_view *self, PyObject *hold);
  * when making it failed): self as a new reference, or NULL with self
  * dropped. */
 PyObject *strided_py_view_joined_new(strided_py_view *self, PyObject *hold);
+
+/* self (may be NULL) as the only holder of a C buffer whose release holds
+ * hidden, a Python object: the view reports that reference to the garbage
+ * collector itself while no other object holds the buffer, and makes the
+ * hold when one is to share it (strided_py_view_hold). An import costs no
+ * hold object so. Returns self. */
+PyObject *strided_py_view_hiding(strided_py_view *self, PyObject *hidden);
+
+/* The hold of the view's memory, for another object that takes a reference
+ * to its C buffer to join (borrowed; NULL when the C buffer holds no
+ * Python object), made now for a view that has reported the reference
+ * itself. -1 with an exception when making it failed. */
+int strided_py_view_hold(strided_py_view *self, PyObject **out);
 
 /* The view's numpy dtype (borrowed, memoised), or NULL without an exception
  * for a view that has none, or NULL with one. */

@@ -68,14 +68,11 @@ static void release_exporter(void *context, void *ptr, size_t size)
 
 /* The view object of an import of obj whose memory holds a reference to
  * kept (release_exporter's context: obj, or obj with what else it keeps):
- * v is taken over, and a new hold tells the collector of that hidden
- * reference (hold.c). */
+ * v is taken over, and the view tells the collector of that hidden
+ * reference (strided_py_view_hiding, hold.c). */
 static PyObject *exporter_view_new(strided_view *v, PyObject *obj, PyObject *kept, PyObject *dtype)
 {
-    strided_py_view *self = strided_py_view_new(v, obj, NULL, NULL, dtype);
-    if (self == NULL)
-        return NULL;
-    return strided_py_view_joined_new(self, strided_py_hold_new(self->view.buffer, kept));
+    return strided_py_view_hiding(strided_py_view_new(v, obj, NULL, NULL, dtype), kept);
 }
 
 /* A stream_ptr argument (not None) as libstrided reads it. -1 with an
@@ -478,8 +475,12 @@ PyObject *strided_py_view_from_dlpack(PyObject *cls, PyObject *const *args, Py_s
     strided_py_view *self = strided_py_view_new(&v, obj, NULL, NULL, NULL);
     /* A strided view's tensor holds its C buffer: chain the holds, so that
      * a cycle through both memories can be collected (hold.c). */
-    PyObject *inner = Py_IS_TYPE(obj, &strided_py_view_type) ? ((strided_py_view *)obj)->hold
-                                                             : NULL;
+    PyObject *inner = NULL;
+    if (self != NULL && Py_IS_TYPE(obj, &strided_py_view_type) &&
+        strided_py_view_hold((strided_py_view *)obj, &inner) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     if (self == NULL || inner == NULL)
         return (PyObject *)self;
     return strided_py_view_joined_new(self, strided_py_hold_new_chained(self->view.buffer, inner));

@@ -84,9 +84,33 @@ strided_py_view *strided_py_view_new(strided_view *v, PyObject *exporting_obj, P
     self->base = Py_XNewRef(base);
     self->dtype = Py_XNewRef(dtype);
     self->hold = NULL;
+    self->hidden = NULL;
     self->weakrefs = NULL;
     PyObject_GC_Track(self);
     return self;
+}
+
+PyObject *strided_py_view_hiding(strided_py_view *self, PyObject *hidden)
+{
+    if (self != NULL)
+        self->hidden = hidden;
+    return (PyObject *)self;
+}
+
+int strided_py_view_hold(strided_py_view *self, PyObject **out)
+{
+    if (self->hidden != NULL) {
+        /* A collection during the allocation still finds the view
+         * reporting the reference itself. */
+        PyObject *hold = strided_py_hold_new(self->view.buffer, self->hidden);
+        if (hold == NULL)
+            return -1;
+        self->hold = strided_py_hold_join(hold);
+        self->hidden = NULL;
+        Py_DECREF(hold);
+    }
+    *out = self->hold;
+    return 0;
 }
 
 strided_py_view *strided_py_view_joined(strided_py_view *self, PyObject *hold)
@@ -256,9 +280,10 @@ fail:
  * footprint) whose owner is the exporting object. */
 static PyObject *view_base(strided_py_view *self)
 {
-    if (self->base == NULL)
+    PyObject *hold;
+    if (self->base == NULL && strided_py_view_hold(self, &hold) == 0)
         self->base = strided_py_buffer_new_held(strided_buffer_retain(self->view.buffer), NULL,
-                                                self->exporting_obj, self->hold);
+                                                self->exporting_obj, hold);
     return self->base;
 }
 
@@ -280,6 +305,7 @@ static PyObject *view_relaned(strided_py_view *self, PyObject *const *args, Py_s
     strided_status status = strided_view_relane(&self->view, lanes, &v);
     if (status != STRIDED_OK)
         return strided_py_raise(status);
+    /* view_base made the hold, if the view reported its memory's itself. */
     return (PyObject *)strided_py_view_joined(strided_py_view_new(&v, base, NULL, base, NULL),
                                               self->hold);
 }
@@ -339,7 +365,7 @@ static PyObject *view_view(strided_py_view *self, PyObject *const *args, Py_ssiz
         goto fail;
     }
     PyObject *result = (PyObject *)strided_py_view_joined(
-        strided_py_view_new(&v, base, layout_obj, base, dtype), self->hold); /* the same C buffer */
+        strided_py_view_new(&v, base, layout_obj, base, dtype), self->hold); /* as in relaned */
     Py_XDECREF(dtype);
     return result;
 
@@ -493,8 +519,12 @@ static int view_traverse(strided_py_view *self, visitproc visit, void *arg)
     Py_VISIT(self->layout);
     Py_VISIT(self->base);
     Py_VISIT(self->dtype);
-    /* The C buffer's reference to the object behind the memory is the
-     * hold's to report, once for all the views and Buffers sharing it. */
+    /* The C buffer's reference to the object behind the memory: the view
+     * reports it while it holds the buffer alone (any other holder makes
+     * the reference external); once shared, the hold reports it, once for
+     * all the views and Buffers sharing it. */
+    if (self->hidden != NULL && strided_buffer_use_count(self->view.buffer) == 1)
+        Py_VISIT(self->hidden);
     Py_VISIT(self->hold);
     return 0;
 }
@@ -521,6 +551,7 @@ static void view_dealloc(strided_py_view *self)
     PyObject *hold = self->hold;
     self->view.buffer = NULL;
     self->hold = NULL;
+    self->hidden = NULL;
     strided_py_hold_leave(hold);
     strided_py_release_buffer(b);
     view_clear(self);

@@ -239,6 +239,44 @@ def test_exporter_holds_derived_views_and_their_buffer(how):
 
 
 @pytest.mark.parametrize("how", sorted(IMPORTS))
+@pytest.mark.parametrize("derive", ["derived", "buffer", "import"])
+def test_exporter_holds_a_view_and_what_shares_its_memory(how, derive):
+    """An imported view reports its memory's reference to the exporter
+    while it holds the memory alone; a derived view, its Buffer or a DLPack
+    import of it, made later, share the reference through a hold made when
+    they come."""
+    e = Exporter()
+    v = IMPORTS[how](e)
+    e.views = [v]
+    if derive == "derived":
+        e.views.append(v.view(StridedLayout((N // 2,), (2,), 4)))
+    elif derive == "buffer":
+        e.views.append(v.view(dtype=np.uint32).exporting_obj)
+    else:
+        e.views.append(StridedMemoryView.from_dlpack(v, stream_ptr=-1))
+    del v
+    ref = weakref.ref(e)
+    del e
+    check_gone(ref, "exporter")
+
+
+def test_exporter_with_a_capsule_of_its_view_out_stays():
+    """A DLPack capsule of the view holds the memory outside Python: the
+    reference is external, and the cycle stays until the capsule goes.
+    (Through the array interface: a DLPack import's memory holds NumPy's
+    tensor of the exporter's array, not the exporter.)"""
+    e = Exporter()
+    e.view = StridedMemoryView.from_array_interface(e)
+    capsule = e.view.__dlpack__()
+    ref = weakref.ref(e)
+    del e
+    collect()
+    assert ref() is not None
+    del capsule
+    check_gone(ref, "exporter")
+
+
+@pytest.mark.parametrize("how", sorted(IMPORTS))
 def test_exporter_is_the_owner_of_a_buffer_of_its_view(how):
     e = Exporter()
     e.view = IMPORTS[how](e)
