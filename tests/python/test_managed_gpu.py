@@ -39,11 +39,18 @@ def host_bytes(buf, stream=PER_THREAD):
     return host
 
 
+def new_managed_buffer(kind):
+    """A fresh ManagedBuffer of cuMemAllocManaged or of a managed pool."""
+    if kind == "cuMemAllocManaged":
+        return strided.ManagedMemoryResource().allocate(1 << 20, stream=PER_THREAD)
+    pool = strided.ManagedMemoryResource({"preferred_location": 0})
+    return pool.allocate(1 << 20, stream=PER_THREAD)
+
+
 def managed_buffers():
     """A ManagedBuffer of cuMemAllocManaged and one of a managed pool."""
-    yield strided.ManagedMemoryResource().allocate(1 << 20, stream=PER_THREAD)
-    pool = strided.ManagedMemoryResource({"preferred_location": 0})
-    yield pool.allocate(1 << 20, stream=PER_THREAD)
+    yield new_managed_buffer("cuMemAllocManaged")
+    yield new_managed_buffer("managed pool")
 
 
 def advise_or_skip(buf, kind):
@@ -167,28 +174,47 @@ def test_discards(kind):
         with pytest.raises(NotImplementedError, match="needs a driver for CUDA 13.0"):
             buf.discard(stream=PER_THREAD)
         return
-    buf = list(managed_buffers())[kind == "managed pool"]
-    buf.fill(1, stream=PER_THREAD)
-    buf.discard(stream=PER_THREAD)
-    # Discarded contents are undefined: written again, they read back.
-    buf.fill(2, stream=PER_THREAD)
-    got = host_bytes(buf)
-    if not (got == 2).all():
-        # The same three steps through libcuda alone, on the same memory:
-        # where they lose the write too, the driver does, not strided.
+
+    def strided_steps(buf):
+        buf.fill(1, stream=PER_THREAD)
+        buf.discard(stream=PER_THREAD)
+        buf.fill(2, stream=PER_THREAD)
+        return int((host_bytes(buf) != 2).sum())
+
+    def driver_steps(buf):
         driver = Driver()
         driver.fill(buf, 1)
         driver.discard(buf)
         driver.fill(buf, 2)
-        control = host_bytes(buf)
-        bad, size = int((got != 2).sum()), buf.size
-        assert not (control == 2).all(), (
-            f"strided's fill, discard, fill left {bad} of {size} bytes unwritten; "
-            f"the same calls through libcuda did not")
+        return int((host_bytes(buf) != 2).sum())
+
+    # Discarded contents are undefined: written again, they read back.
+    buf = new_managed_buffer(kind)
+    lost = strided_steps(buf)
+    if lost:
+        # The same three steps through libcuda alone, taking turns with
+        # strided's, each on fresh memory as the first try was: the driver
+        # loses such writes now and then (CUDA 13.0 drivers), so one try of
+        # each tells nothing. Where libcuda loses the write too, the driver
+        # does, not strided.
+        size = buf.size
         buf.close()
-        pytest.skip(f"the driver loses writes after a discard of {kind} memory: "
-                    f"{int((control != 2).sum())} of {size} bytes unwritten "
-                    f"by libcuda's own cuMemsetD8Async after cuMemDiscardBatchAsync")
+        tries = [lost]
+        driver_tries = []
+        for _ in range(8):
+            for steps, record in ((driver_steps, driver_tries), (strided_steps, tries)):
+                fresh = new_managed_buffer(kind)
+                record.append(steps(fresh))
+                fresh.close()
+        by_driver = sum(1 for n in driver_tries if n)
+        assert by_driver, (
+            f"strided's fill, discard, fill left bytes of {size} unwritten in "
+            f"{sum(1 for n in tries if n)} of {len(tries)} tries (first: {lost}); "
+            f"the same calls through libcuda never did in {len(driver_tries)}")
+        pytest.skip(f"the driver loses writes after a discard of {kind} memory: libcuda's own "
+                    f"cuMemsetD8Async after cuMemDiscardBatchAsync left bytes of {size} "
+                    f"unwritten in {by_driver} of {len(driver_tries)} tries, strided's calls "
+                    f"in {sum(1 for n in tries if n)} of {len(tries)}")
     buf.discard_prefetch(0, stream=PER_THREAD)
     buf.fill(3, stream=PER_THREAD)
     buf.discard_prefetch("host", stream=PER_THREAD)
