@@ -208,6 +208,25 @@ static bool is_ndarray(PyObject *obj)
     return true;
 }
 
+/* The attribute name of type, found along its MRO as Python finds a
+ * type's attributes (borrowed), or NULL without an exception: for a miss,
+ * and for a lookup that failed. */
+static PyObject *type_attribute(PyTypeObject *type, PyObject *name)
+{
+    PyObject *mro = type->tp_mro;
+    for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); i++) {
+        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+        PyObject *value = dict != NULL ? PyDict_GetItemWithError(dict, name) : NULL;
+        if (value != NULL)
+            return value;
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
 /* The DLPack C exchange API of obj's type: the table of a
  * __dlpack_c_exchange_api__ capsule on the type (or a base), of DLPack 1.3
  * or a later minor version of 1 (walking prev_api), with the entry points
@@ -221,15 +240,9 @@ static const strided_dlpack_exchange_api *exchange_api_of(PyObject *obj)
     PyTypeObject *type = Py_TYPE(obj);
     if ((PyObject *)type == last_type)
         return last_api;
-    /* The type's attribute, looked up along its MRO without raising (a
-     * miss is the common case, and an AttributeError costs more than the
-     * import). */
-    PyObject *capsule = NULL, *mro = type->tp_mro;
-    for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro) && capsule == NULL; i++) {
-        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
-        capsule = dict ? PyDict_GetItemWithError(dict, name_exchange_api) : NULL;
-    }
-    PyErr_Clear();
+    /* Looked up without raising: a miss is the common case, and an
+     * AttributeError costs more than the import. */
+    PyObject *capsule = type_attribute(type, name_exchange_api);
     const strided_dlpack_exchange_api *api = NULL;
     if (capsule != NULL && PyCapsule_IsValid(capsule, STRIDED_DLPACK_EXCHANGE_API_CAPSULE)) {
         const strided_dlpack_exchange_api_header *h =
@@ -864,20 +877,10 @@ PyObject *strided_py_view_from_cai(PyObject *cls, PyObject *const *args, Py_ssiz
  * makes and frees a bound method. */
 static bool type_has_method(PyTypeObject *type, PyObject *name)
 {
-    PyObject *mro = type->tp_mro;
-    if (type->tp_getattro != PyObject_GenericGetAttr || mro == NULL)
+    if (type->tp_getattro != PyObject_GenericGetAttr)
         return false;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); i++) {
-        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
-        PyObject *value = dict != NULL ? PyDict_GetItemWithError(dict, name) : NULL;
-        if (value != NULL)
-            return PyFunction_Check(value) || Py_IS_TYPE(value, &PyMethodDescr_Type);
-        if (PyErr_Occurred()) {
-            PyErr_Clear();
-            return false;
-        }
-    }
-    return false;
+    PyObject *value = type_attribute(type, name);
+    return value != NULL && (PyFunction_Check(value) || Py_IS_TYPE(value, &PyMethodDescr_Type));
 }
 
 /* 1 when obj has the attribute, 0 when it raises AttributeError (a
