@@ -75,14 +75,11 @@ static PyObject *exporter_view_new(strided_view *v, PyObject *obj, PyObject *kep
     return strided_py_view_hiding(strided_py_view_new(v, obj, NULL, NULL, dtype), kept);
 }
 
-/* A stream_ptr argument (not None) as libstrided reads it. -1 with an
- * exception set: TypeError for a non-integer, ValueError for one below -1,
- * OverflowError beyond 2**64 - 1. */
-static int consumer_stream(PyObject *stream_ptr, strided_consumer_stream *out)
+/* A stream_ptr argument, the int n of one (not None), as libstrided reads
+ * it. -1 with an exception set: ValueError for one below -1, OverflowError
+ * beyond 2**64 - 1. */
+static int consumer_stream_of_int(PyObject *n, strided_consumer_stream *out)
 {
-    PyObject *n = strided_py_index(stream_ptr, "stream_ptr", -1);
-    if (n == NULL)
-        return -1;
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(n, &overflow);
     bool negative = overflow < 0 || (overflow == 0 && v < 0);
@@ -91,11 +88,22 @@ static int consumer_stream(PyObject *stream_ptr, strided_consumer_stream *out)
                            : overflow < 0 ? UINT64_MAX
                            : negative     ? 0 - (unsigned long long)v
                                           : (unsigned long long)v;
-    Py_DECREF(n);
     if (PyErr_Occurred())
         return -1;
     strided_status status = strided_consumer_stream_parse(negative, m, out);
     return status == STRIDED_OK ? 0 : (strided_py_raise(status), -1);
+}
+
+/* The same of any stream_ptr (not None), through its __index__: TypeError
+ * for a non-integer. */
+static int consumer_stream(PyObject *stream_ptr, strided_consumer_stream *out)
+{
+    PyObject *n = strided_py_index(stream_ptr, "stream_ptr", -1);
+    if (n == NULL)
+        return -1;
+    int rc = consumer_stream_of_int(n, out);
+    Py_DECREF(n);
+    return rc;
 }
 
 /* A stream argument for strided_dlpack_request_make: *out_int NULL for
@@ -158,7 +166,7 @@ static int view_from_torch(PyObject *t, PyObject *stream_ptr, PyObject **result)
     }
     /* The int already taken from stream_ptr (its __index__ runs once); a
      * request made is one with a stream, CPU and CUDA needing one. */
-    rc = stream != NULL ? consumer_stream(stream, &consumer) : 0;
+    rc = stream != NULL ? consumer_stream_of_int(stream, &consumer) : 0;
     Py_XDECREF(stream);
     if (rc < 0)
         return 1;
@@ -294,7 +302,7 @@ static PyObject *view_from_exchange(PyObject *obj, const strided_dlpack_exchange
      * until control returns to Python. The stream is read from the int
      * already taken from stream_ptr. */
     strided_consumer_stream consumer = {false, NULL};
-    int rc = given ? consumer_stream(stream, &consumer) : 0;
+    int rc = given ? consumer_stream_of_int(stream, &consumer) : 0;
     Py_XDECREF(stream);
     if (rc < 0)
         return NULL;
