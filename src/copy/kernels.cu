@@ -170,6 +170,24 @@ struct same {
     }
 };
 
+/* A 16-byte vector with its E-byte elements in the reverse order: a row
+ * read backwards (a source stride of -1 element) moves in vectors so, each
+ * read from the mirrored place. prmt (__byte_perm) reverses the bytes or
+ * the halves of a word. */
+template <int E> struct reverse_elements {
+    __device__ __forceinline__ uint4 operator()(uint4 v) const
+    {
+        static_assert(E == 1 || E == 2 || E == 4 || E == 8, "E is 1, 2, 4 or 8 bytes");
+        if constexpr (E == 8)
+            return make_uint4(v.z, v.w, v.x, v.y);
+        if constexpr (E == 4)
+            return make_uint4(v.w, v.z, v.y, v.x);
+        constexpr unsigned order = E == 2 ? 0x1032 : 0x0123;
+        return make_uint4(__byte_perm(v.w, 0, order), __byte_perm(v.z, 0, order),
+                          __byte_perm(v.y, 0, order), __byte_perm(v.x, 0, order));
+    }
+};
+
 /* A word W filled with copies of the element T. */
 template <class W> struct splat {
     template <class T> __device__ __forceinline__ W operator()(T v) const
@@ -1485,6 +1503,14 @@ template <int F, class Args> __device__ __forceinline__ void narrow_records_4(co
         rows<U, U, false>(a, same());        \
     }
 
+/* Rows of E-byte elements read backwards, in 16-byte vectors: the source
+ * address is the lowest byte of each row's first vector and src_b is -1. */
+#define ROWS_REVERSED(e)                                     \
+    KERNEL(rows_reversed_##e, strided_copy_args64_64)        \
+    {                                                        \
+        rows<uint4, uint4, false>(a, reverse_elements<e>()); \
+    }
+
 #define BROADCAST(s)                              \
     KERNEL(broadcast_##s, strided_copy_args64_64) \
     {                                             \
@@ -1593,6 +1619,11 @@ KERNEL(rows_shift, strided_copy_args64_64)
 {
     rows_shift(a);
 }
+
+ROWS_REVERSED(1)
+ROWS_REVERSED(2)
+ROWS_REVERSED(4)
+ROWS_REVERSED(8)
 
 /* The sub-byte kernel's forms, a kernel each (by mode), so that each has
  * the registers and shared memory of its own form only. */

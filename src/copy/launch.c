@@ -154,7 +154,8 @@ enum {
                10,             /* + 12 unit (1, 2, 4 bytes) + 4 (fields - 2) + 2 records + wide */
     K_SUBBYTE = K_NARROW + 36, /* + STRIDED_COPY_SUBBYTE_* mode */
     K_ROWS_SHIFT = K_SUBBYTE + 4,
-    K_COUNT = K_ROWS_SHIFT + 1,
+    K_ROWS_REVERSED = K_ROWS_SHIFT + 1, /* + unit (1..8 bytes) */
+    K_COUNT = K_ROWS_REVERSED + 4,
     K_MEMCPY = -1 /* not a kernel: cuMemcpyAsync */
 };
 
@@ -168,6 +169,7 @@ enum {
 static unsigned int grid_of(int kernel, int64_t chunks, int sm_count)
 {
     bool per_chunk = (kernel >= K_CONTIGUOUS && kernel < K_GATHER) || kernel == K_ROWS_SHIFT ||
+                     (kernel >= K_ROWS_REVERSED && kernel < K_ROWS_REVERSED + 4) ||
                      kernel == K_SUBBYTE + STRIDED_COPY_SUBBYTE_RUNS ||
                      (kernel >= K_TRANSPOSE && kernel < K_TRANSPOSE_GROUPED);
     int64_t most = per_chunk ? (int64_t)INT32_MAX : (int64_t)sm_count * BLOCKS_PER_SM;
@@ -231,6 +233,10 @@ static const char *const kernel_names[] = {
     "strided_copy_subbyte_runs",
     "strided_copy_subbyte_fp4_tiles",
     "strided_copy_rows_shift",
+    "strided_copy_rows_reversed_1",
+    "strided_copy_rows_reversed_2",
+    "strided_copy_rows_reversed_4",
+    "strided_copy_rows_reversed_8",
 };
 _Static_assert(sizeof kernel_names / sizeof kernel_names[0] == K_COUNT, "one name per kernel");
 
@@ -782,11 +788,41 @@ static strided_status transpose(axis *ax, int n, int ia, int64_t itemsize, uint6
  * reversed rows (-1) and every-other-element slices (2) among them. */
 #define NEAR_UNIT 4
 
+/* Rows read backwards ([:, ::-1]) of E < 16-byte elements, whole 16-byte
+ * vectors on both sides: each destination vector is the source vector at
+ * the mirrored place with its elements reversed (rows_reversed_E). The
+ * kernel is given the lowest byte of row 0's first source vector, E - 16
+ * bytes from element 0, and a source step of -1 vector. Whether it applied;
+ * *status then says how the launch was made. Assumes: ax[0] has strides
+ * (1, -1); the elements are aligned. */
+static bool reversed_rows(axis *ax, int n, int64_t itemsize, uint64_t dst, uint64_t src, launch *l,
+                          strided_status *status)
+{
+    int64_t row_bytes, d, s;
+    if (itemsize >= 16 || strided__mul_overflow(ax[0].n, itemsize, &row_bytes) ||
+        row_bytes % 16 != 0 || row_bytes / 16 < STRIDED_COPY_THREADS || dst % 16 != 0 ||
+        (src + (uint64_t)itemsize) % 16 != 0)
+        return false;
+    for (int i = 1; i < n; i++)
+        if (strided__mul_overflow(ax[i].d, itemsize, &d) ||
+            strided__mul_overflow(ax[i].s, itemsize, &s) || d % 16 != 0 || s % 16 != 0)
+            return false;
+    for (int i = 1; i < n; i++) {
+        ax[i].d = ax[i].d * itemsize / 16;
+        ax[i].s = ax[i].s * itemsize / 16;
+    }
+    *status = row_chunks(ax + 1, n - 1, row_bytes / 16, 1, -1, 16,
+                         K_ROWS_REVERSED + log2_of(itemsize), l);
+    l->src = src + (uint64_t)itemsize - 16;
+    return true;
+}
+
 /* A gather whose destination is contiguous along its innermost axis and
  * whose source steps by at most NEAR_UNIT elements along that axis (rows:
  * [:, ::-1], [:, ::2]) or along another (tiles: [::-1, ::-1].T,
- * [::2, ::2].T): the row or tile kernel with element units. *done says
- * whether it applied. */
+ * [::2, ::2].T): the row or tile kernel with element units, or reversed
+ * rows of 16-byte vectors where the alignment allows. *done says whether it
+ * applied. */
 static strided_status near_unit(axis *ax, int n, int64_t itemsize, uint64_t dst, uint64_t src,
                                 launch *l, bool *done)
 {
@@ -794,6 +830,11 @@ static strided_status near_unit(axis *ax, int n, int64_t itemsize, uint64_t dst,
     if (n < 1 || ax[0].d != 1 || !is_unit_size(itemsize) || dst % (uint64_t)itemsize != 0 ||
         src % (uint64_t)itemsize != 0)
         return STRIDED_OK;
+    strided_status status = STRIDED_OK;
+    if (ax[0].s == -1 && reversed_rows(ax, n, itemsize, dst, src, l, &status)) {
+        *done = true;
+        return status;
+    }
     if (ax[0].s != 0 && magnitude(ax[0].s) <= NEAR_UNIT && ax[0].n >= STRIDED_COPY_THREADS) {
         *done = true;
         return row_chunks(ax + 1, n - 1, ax[0].n, 1, ax[0].s, itemsize, K_ROWS + log2_of(itemsize),

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <setjmp.h>
@@ -565,6 +566,35 @@ static void test_near_unit_gathers(void **state)
     assert_kernel(reversed, DST, SRC, "strided_copy_rows_4", 100, ROW);
     strided_copy_plan halves = PLAN(STRIDED_COPY_GATHER, 2, (100, 1024), (1024, 1), (4096, 2), -1);
     assert_kernel(halves, DST, SRC, "strided_copy_rows_2", 100, ROW);
+    /* Reversed rows of whole 16-byte vectors, element 0 of each source row
+     * the last of a vector, the destination's rows aligned: vectors with
+     * their elements reversed, the kernel given the source vector under
+     * element 0 (E - 16 bytes from it). Rows of 4096 bytes: 256 vectors, a
+     * chunk. Any of those conditions missing: rows of elements. */
+    for (int e = 1; e <= 8; e *= 2) {
+        const int64_t n = 4096 / e;
+        const uintptr_t src0 = SRC + 4096 - (uintptr_t)e;
+        char name[64];
+        snprintf(name, sizeof name, "strided_copy_rows_reversed_%d", e);
+        strided_copy_plan r = PLAN(STRIDED_COPY_GATHER, e, (100, n), (n, 1), (n, -1), -1);
+        fake_cuda_launch l = launched(&r, DST, src0);
+        assert_string_equal(l.function, name);
+        assert_int_equal(l.grid[0], 100);
+        assert_int_equal(l.args[0], DST);
+        assert_int_equal(l.args[1], src0 + (uintptr_t)e - 16);
+        snprintf(name, sizeof name, "strided_copy_rows_%d", e);
+        assert_string_equal(launched(&r, DST, src0 + (uintptr_t)e).function, name);
+        assert_string_equal(launched(&r, DST + (uintptr_t)e, src0).function, name);
+        strided_copy_plan odd = PLAN(STRIDED_COPY_GATHER, e, (100, n + 1), (n + 1, 1), (n, -1), -1);
+        assert_string_equal(launched(&odd, DST, src0).function, name);
+        strided_copy_plan pitch = PLAN(STRIDED_COPY_GATHER, e, (100, n), (n, 1), (n + 1, -1), -1);
+        assert_string_equal(launched(&pitch, DST, src0).function, name);
+        /* 255 vectors a row: fewer than a block's threads. */
+        strided_copy_plan short_vectors = PLAN(STRIDED_COPY_GATHER, e, (100, 4080 / e),
+                                               (4080 / e, 1), (4080 / e, -1), -1);
+        assert_string_equal(launched(&short_vectors, DST, SRC + 4080 - (uintptr_t)e).function,
+                            name);
+    }
     /* Rows shorter than a block stay gathered. */
     strided_copy_plan short_rows = PLAN(STRIDED_COPY_GATHER, 4, (100, 100), (100, 1), (100, -1),
                                         -1);

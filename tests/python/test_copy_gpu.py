@@ -414,6 +414,13 @@ def aligned_case(kind, itemsize, shift):
     if kind == "broadcast":
         return (Spec(64 * 300 * s + ds, ds, (64, 300), (300 * s, s)),
                 Spec(64 * s + ss, ss, (64, 1), (s, s)))
+    if kind == "reversed-rows":
+        # [:, ::-1] of rows of 4112 elements (257 16-byte vectors of 1-byte
+        # elements, 2056 of 8-byte ones): aligned, the rows move as 16-byte
+        # vectors with their elements reversed, a partial chunk at each end.
+        n = 4112
+        return (Spec(37 * n * s + ds, ds, (37, n), (n * s, s)),
+                Spec(37 * n * s + ss, ss + (n - 1) * s, (37, n), (n * s, -s)))
     if kind == "gather":
         return (Spec(50 * 40 * s + ds, ds, (50, 40), (40 * s, s)),
                 Spec(50 * 40 * 3 * s + ss, ss, (50, 40), (3 * 40 * s, 3 * s)))
@@ -421,7 +428,7 @@ def aligned_case(kind, itemsize, shift):
 
 
 ALIGN_KINDS = ["contiguous", "contiguous-large", "rows", "short-rows", "transpose",
-               "broadcast", "gather"]
+               "broadcast", "gather", "reversed-rows"]
 SHIFTS = [(0, 0), (1, 0), (0, 1), (2, 6), (4, 8), (8, 4), (3, 5), (16, 32)]
 
 
@@ -433,7 +440,7 @@ def test_d2d_alignment(kind, itemsize, shift, stream):
         pytest.skip("one large contiguous copy per small itemsize is enough")
     dst, src = aligned_case(kind, itemsize, shift)
     *_, dv, sv = check(("device", "device"), dst, src, itemsize, stream)
-    want = kind.replace("-large", "").replace("short-", "")
+    want = "gather" if kind == "reversed-rows" else kind.replace("-large", "").replace("short-", "")
     assert strided.copy_plan(dv, sv)["kernel"] == want
 
 
