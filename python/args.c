@@ -20,48 +20,40 @@ static bool key_is(PyObject *key, const char *name)
     return strlen(name) == len && memcmp(name, PyUnicode_DATA(key), len) == 0;
 }
 
-/* The names of a parameter list as interned str objects, made on its first
- * call with keywords. A keyword at a call site is an interned str, so it is
- * found among them by one comparison of pointers; any other str is matched
- * by characters. The table is keyed by the list's address (the lists are
- * static), probed linearly; a list of more names than a slot holds, or one
- * arriving when the table is full, has no slot. NULL then, and where the
- * interpreter has no GIL to guard the table. */
+/* The names of a parameter list as interned str objects (its
+ * strided_py_kwnames tuple's items), made on its first call with keywords.
+ * A keyword at a call site is an interned str, so it is found among them by
+ * one comparison of pointers; any other str is matched by characters. The
+ * table is keyed by the list's address (the lists are static), probed
+ * linearly; a list arriving when the table is full has no slot. NULL then,
+ * when making the tuple failed, and where the interpreter has no GIL to
+ * guard the table. */
 #define INTERNED_LISTS 64
-#define INTERNED_NAMES 12
 typedef struct interned_list {
     const char *const *names;
-    PyObject *keys[INTERNED_NAMES];
+    PyObject *kwnames; /* strong, never released */
 } interned_list;
 
-static PyObject *const *interned_names(const char *const *names, int n)
+static PyObject *const *interned_names(const char *const *names)
 {
 #ifdef Py_GIL_DISABLED
     (void)names;
-    (void)n;
     return NULL;
 #else
     static interned_list lists[INTERNED_LISTS];
-    if (n > INTERNED_NAMES)
-        return NULL;
     size_t first = ((uintptr_t)names >> 4) % INTERNED_LISTS;
     for (size_t probe = 0; probe < INTERNED_LISTS; probe++) {
         interned_list *l = &lists[(first + probe) % INTERNED_LISTS];
-        if (l->names == names)
-            return l->keys;
-        if (l->names != NULL)
-            continue;
-        for (int i = 0; i < n; i++) {
-            l->keys[i] = PyUnicode_InternFromString(names[i]);
-            if (l->keys[i] == NULL) { /* matched by characters instead */
-                while (i > 0)
-                    Py_CLEAR(l->keys[--i]);
+        if (l->names == NULL) {
+            l->kwnames = strided_py_kwnames(names);
+            if (l->kwnames == NULL) { /* matched by characters instead */
                 PyErr_Clear();
                 return NULL;
             }
+            l->names = names;
         }
-        l->names = names;
-        return l->keys;
+        if (l->names == names)
+            return PySequence_Fast_ITEMS(l->kwnames);
     }
     return NULL;
 #endif
@@ -81,7 +73,7 @@ int strided_py_bind_args(const char *fname, PyObject *const *args, Py_ssize_t na
     for (Py_ssize_t i = 0; i < nargs; i++)
         out[i] = args[i];
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    PyObject *const *interned = nkw > 0 ? interned_names(names, n) : NULL;
+    PyObject *const *interned = nkw > 0 ? interned_names(names) : NULL;
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k);
         int j = 0;
